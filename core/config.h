@@ -1,0 +1,74 @@
+#pragma once
+// EngineConfig: the TOML file (schema_version = 1) that names the model, the backend, the KV
+// cache, the scheduler, speculation and plugins. Unknown keys and wrong types are errors
+// naming the key and the file. Relative paths are resolved against the config file's folder.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+struct ModelSection {
+  std::string path;  // checkpoint directory
+};
+
+struct EngineSection {
+  std::string backend = "cpu";       // cpu | cuda
+  int64_t max_batch_size = 32;       // running sequences at once
+  int64_t max_num_tokens = 512;      // per-step token budget (decode + prefill chunks)
+  int64_t max_seq_len = 0;           // 0: the model's max_position_embeddings
+  int64_t num_threads = 0;           // CPU backend worker threads; 0: hardware concurrency
+};
+
+struct KVCacheSection {
+  int64_t block_size = 16;           // tokens per page
+  int64_t num_pages = 0;             // explicit page count; 0: derive from memory_mb
+  double memory_mb = 256.0;          // KV memory budget when num_pages = 0
+  std::string dtype = "auto";        // auto (backend's default) | float32 | float16 | bfloat16
+};
+
+struct SchedulerSection {
+  std::string policy = "guaranteed_no_evict";  // guaranteed_no_evict | max_utilization
+};
+
+struct GenerationSection {           // defaults for requests that do not say otherwise
+  int64_t max_new_tokens = 128;
+  double temperature = 0.0;
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  double min_p = 0.0;
+  uint64_t seed = 0;
+};
+
+struct SpeculativeSection {
+  bool enabled = false;
+  std::string draft_provider;        // plugin name
+  std::string verification = "full"; // built-in "full" or a plugin name
+  int64_t max_draft_tokens = 0;
+};
+
+struct PluginEntry {
+  std::string name;
+  std::string path;                  // explicit .so path, or "" to search by name
+  std::string settings_toml;         // the plugin's own [plugins.<name>] table, as TOML text
+};
+
+struct EngineConfig {
+  std::string source;                // file the config came from ("" for defaults)
+  ModelSection model;
+  EngineSection engine;
+  KVCacheSection kv_cache;
+  SchedulerSection scheduler;
+  GenerationSection generation;
+  SpeculativeSection speculative;
+  std::vector<PluginEntry> plugins;
+};
+
+EngineConfig load_config(const std::string& path);
+EngineConfig parse_config(const std::string& toml_text, const std::string& source_name,
+                          const std::string& base_dir);
+// Checks cross-field rules (positive sizes, known backend/policy names). Throws DriftError.
+void validate_config(const EngineConfig& config);
+
+}  // namespace drift

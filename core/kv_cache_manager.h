@@ -1,0 +1,82 @@
+#pragma once
+// KVCacheManager: the bookkeeping of the paged KV cache (no tensor data lives here).
+// A fixed pool of pages (`block_size` token slots each) with reference counts; each sequence
+// owns a block table (page ids in order) and a length in tokens. Pages may be shared between
+// sequences (fork, prefix cache); a shared page is copied before it is written (copy-on-write,
+// through the PageCopier the storage owner installs). `check_integrity()` verifies every
+// invariant and is cheap enough to run after every engine step in tests.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+using SeqHandle = int32_t;
+using PageId = int32_t;
+
+class KVCacheManager {
+ public:
+  // Copies the KV contents of page `src` into page `dst` (all layers). Installed by the owner of
+  // the KV tensors; without one, copy-on-write only does the bookkeeping (tests).
+  using PageCopier = std::function<void(PageId src, PageId dst)>;
+
+  KVCacheManager(int64_t num_pages, int64_t block_size);
+
+  int64_t num_pages() const;
+  int64_t block_size() const;
+  int64_t num_free_pages() const;
+  int64_t pages_for_tokens(int64_t tokens) const;
+  void set_page_copier(PageCopier copier);
+
+  // A new, empty sequence.
+  SeqHandle create_sequence();
+  // Pages `append(seq, n)` would need to take from the free list (including copy-on-write of a
+  // shared, partially filled last page).
+  int64_t pages_needed_to_append(SeqHandle seq, int64_t n) const;
+  // Grows the sequence by n token slots, allocating pages as needed; returns false (and changes
+  // nothing) when the free list is too short. A shared last page that would be written is
+  // copied first (copy-on-write).
+  bool append(SeqHandle seq, int64_t n);
+  // Global slot index (page * block_size + offset) of token position `pos` of the sequence.
+  int64_t slot(SeqHandle seq, int64_t pos) const;
+  // Shrinks the sequence by n tokens; pages left empty are released (returned to the free list
+  // when no other sequence references them).
+  void rewind(SeqHandle seq, int64_t n);
+  // A new sequence sharing all of `src`'s pages (reference counts incremented) and its length.
+  SeqHandle fork(SeqHandle src);
+  // Makes the page holding position `pos` exclusively owned by `seq` (copy-on-write if shared).
+  // Returns false when a copy is needed and no page is free.
+  bool make_writable(SeqHandle seq, int64_t pos);
+  // Releases all pages of the sequence and forgets it.
+  void free(SeqHandle seq);
+
+  // Adopts existing pages (e.g. prefix-cache hits) as the leading full pages of an EMPTY
+  // sequence: reference counts incremented, length becomes pages.size() * block_size.
+  void adopt_pages(SeqHandle seq, std::span<const PageId> pages);
+  // Extra references held outside any sequence (a cache manager keeping a page alive).
+  void retain_page(PageId page);
+  void release_page(PageId page);
+  int32_t ref_count(PageId page) const;
+
+  int64_t length(SeqHandle seq) const;
+  const std::vector<PageId>& block_table(SeqHandle seq) const;
+  bool has_sequence(SeqHandle seq) const;
+  int64_t num_sequences() const;
+
+  // Throws DriftError describing the first violated invariant: every page's reference count
+  // equals the number of block-table entries plus external retains that name it; free pages
+  // have count 0 and appear once in the free list; no sequence has more pages than its length
+  // needs; the free list and used pages partition the pool.
+  void check_integrity() const;
+
+ private:
+  struct SeqState;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace drift

@@ -1,0 +1,51 @@
+#pragma once
+// ModelConfig: the architecture hyper-parameters of a Hugging Face checkpoint, read from its
+// config.json alone. Supports Llama (2/3, incl. llama3 rope scaling), Mistral, Qwen2 (q/k/v
+// bias) and Qwen3 (q/k norm, explicit head_dim), with rope settings in both conventions
+// (top-level rope_theta/rope_scaling and transformers-5 rope_parameters).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace drift {
+
+enum class Architecture { Llama, Mistral, Qwen2, Qwen3 };
+const char* architecture_name(Architecture arch);
+
+enum class RopeType { Default, Llama3, Linear };
+
+struct RopeConfig {
+  RopeType type = RopeType::Default;
+  double theta = 10000.0;
+  double factor = 1.0;                 // llama3 / linear
+  double low_freq_factor = 1.0;        // llama3
+  double high_freq_factor = 4.0;       // llama3
+  int64_t original_max_position = 8192;  // llama3
+};
+
+struct ModelConfig {
+  Architecture arch = Architecture::Llama;
+  std::string model_type;              // config.json "model_type"
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;                // explicit, or hidden_size / num_heads
+  int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;         // q/k/v projections carry a bias (Qwen2: always)
+  bool qk_norm = false;                // per-head RMSNorm on q and k (Qwen3)
+  RopeConfig rope;
+  std::optional<int32_t> bos_token_id;
+  std::vector<int32_t> eos_token_ids;
+};
+
+// Parses `<dir>/config.json`. Throws DriftError naming the file and the missing/invalid field.
+ModelConfig load_model_config(const std::string& dir);
+ModelConfig parse_model_config(const std::string& json_text, const std::string& source_name);
+
+}  // namespace drift

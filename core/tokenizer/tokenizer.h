@@ -1,0 +1,51 @@
+#pragma once
+// Tokenizer: text <-> token ids, exactly as the checkpoint's Hugging Face tokenizer does.
+// Implementations: SentencePiece `tokenizer.model` (libsentencepiece) and `tokenizer.json`
+// (BPE). `load_tokenizer(dir)` picks one from the files present in a checkpoint directory.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace drift {
+
+// Special tokens and BOS/EOS policy, merged from config.json, generation_config.json and
+// tokenizer_config.json (later files refine earlier ones; see special_tokens.cpp).
+struct SpecialTokens {
+  std::optional<int32_t> bos_id;
+  std::vector<int32_t> eos_ids;  // generation stops at any of these
+  std::optional<int32_t> pad_id;
+  bool add_bos = false;          // prepend BOS when encoding a prompt for the model
+  bool add_eos = false;
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // Plain encoding, no special tokens added (HF add_special_tokens=False).
+  virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+  // Text of a whole id sequence (HF decode, skip_special_tokens=False semantics for ids that are
+  // ordinary tokens; special/control tokens decode to their content or nothing as HF does).
+  virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
+  virtual int32_t vocab_size() const = 0;
+
+  const SpecialTokens& special_tokens() const { return special_; }
+  void set_special_tokens(SpecialTokens special) { special_ = std::move(special); }
+
+  // What the engine feeds the model for a prompt: BOS/EOS added as the checkpoint says.
+  std::vector<int32_t> encode_prompt(std::string_view text) const;
+
+ protected:
+  SpecialTokens special_;
+};
+
+// Loads the tokenizer of a checkpoint directory: tokenizer.json if present, else tokenizer.model.
+// Throws DriftError naming the directory when neither exists or a file is malformed.
+std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir);
+
+// Reads config.json / generation_config.json / tokenizer_config.json of `dir` (each optional).
+SpecialTokens load_special_tokens(const std::string& dir);
+
+}  // namespace drift

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package DriftEngine's build and tests need. Idempotent; run as root
+# (or with sudo available). The CUDA toolkit is optional: without nvcc the CUDA backend is
+# simply not built.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libtomlplusplus-dev            # config (TOML)
+  libboost-dev libboost-filesystem-dev libboost-program-options-dev  # Boost.DLL, CLI
+  libspdlog-dev libfmt-dev       # logging
+  nlohmann-json3-dev             # config.json, safetensors headers, --json output
+  libcpp-httplib-dev             # server
+  libsentencepiece-dev           # tokenizer.model
+  libpcre2-dev libutf8proc-dev   # tokenizer.json pre-tokenizer regexes and NFC
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
