@@ -1,0 +1,73 @@
+#pragma once
+// Backend: the narrow set of compute operations the model runner (and, through the host
+// services, plugins) call. `cpu` is the fp32 reference; a `cuda` backend implements the same
+// interface with bf16/fp16 storage and fp32 accumulation. Tensors passed in live on the
+// backend's device; index metadata (ids, positions, slots, block tables) is passed as host
+// arrays in ForwardMetadata so a device backend can upload it once per forward.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace drift {
+
+// Per-forward index metadata for the attention and KV-write ops (host memory).
+struct AttentionMetadata {
+  std::vector<int32_t> token_seq;              // [tokens] -> index into block_tables
+  std::vector<int32_t> kv_len;                 // [tokens] positions visible in the block table
+  std::vector<int64_t> slots;                  // [tokens] KV slot the token's K/V is written to
+  std::vector<std::vector<int32_t>> block_tables;
+  // Optional tree mask (see kernels/cpu/paged_attention.h); empty when causal.
+  std::vector<int32_t> mask_start;
+  std::vector<uint64_t> mask;
+  int64_t mask_words = 0;
+};
+
+// One layer's paged K and V: [num_slots, num_kv_heads, head_dim] each.
+struct LayerKV {
+  Tensor k;
+  Tensor v;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual Device device() const = 0;
+  // Storage dtype for weights and KV on this backend.
+  virtual DType compute_dtype() const = 0;
+
+  // Memory.
+  virtual Tensor alloc(std::vector<int64_t> shape, DType dtype) = 0;
+  virtual Tensor upload(const Tensor& host_f32) = 0;      // to device, in compute_dtype
+  virtual Tensor to_host_f32(const Tensor& t) = 0;
+
+  // Ops. Shapes: x [rows, cols] unless stated; outputs are preallocated by the caller.
+  virtual void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) = 0;
+  virtual void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) = 0;
+  // out = x W^T + bias, W [out_features, in_features]; bias may be empty.
+  virtual void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) = 0;
+  // x [tokens, heads, head_dim] rotated in place.
+  virtual void rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                    float attention_scale) = 0;
+  virtual void write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) = 0;
+  // q [tokens, heads, head_dim] -> out [tokens, heads, head_dim].
+  virtual void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                         int64_t block_size, Tensor& out) = 0;
+  virtual void silu_mul(const Tensor& gate_up, Tensor& out) = 0;
+  virtual void add_inplace(Tensor& x, const Tensor& y) = 0;
+  // Splits x [rows, sum(widths)] column-wise into outs[i] [rows, widths[i]] (fused q|k|v).
+  virtual void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) = 0;
+  // out[i] = x[rows[i]]: selects the rows whose logits are wanted.
+  virtual void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) = 0;
+  // Copies KV page `src` to `dst` in every layer (copy-on-write).
+  virtual void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) = 0;
+};
+
+// "cpu" (always) or "cuda" (when built with CUDA and a GPU is present). Throws DriftError naming
+// the backend otherwise.
+std::unique_ptr<Backend> create_backend(const std::string& name);
+
+}  // namespace drift

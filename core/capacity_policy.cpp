@@ -1,0 +1,62 @@
+#include "core/capacity_policy.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace drift {
+
+int64_t worst_case_pages(const Sequence& seq, int64_t max_seq_len, const KVCacheManager& kv) {
+  const int64_t remaining_new = seq.params.max_new_tokens - static_cast<int64_t>(seq.output.size());
+  const int64_t tokens = std::min(seq.total_len() + std::max<int64_t>(remaining_new, 0), max_seq_len);
+  return kv.pages_for_tokens(tokens);
+}
+
+namespace {
+
+int64_t pages_held(const Sequence& seq, const KVCacheManager& kv) {
+  return seq.kv >= 0 && kv.has_sequence(seq.kv) ? static_cast<int64_t>(kv.block_table(seq.kv).size()) : 0;
+}
+
+class GuaranteedNoEvict final : public CapacityPolicy {
+ public:
+  explicit GuaranteedNoEvict(int64_t max_seq_len) : max_seq_len_(max_seq_len) {}
+  std::string name() const override { return "guaranteed_no_evict"; }
+  bool allows_preemption() const override { return false; }
+
+  bool can_admit(const Sequence& candidate, int64_t, const std::vector<Sequence*>& running,
+                 const KVCacheManager& kv) const override {
+    // Pages already promised to running sequences but not yet allocated stay untouchable.
+    int64_t promised = 0;
+    for (const Sequence* s : running)
+      promised += std::max<int64_t>(0, worst_case_pages(*s, max_seq_len_, kv) - pages_held(*s, kv));
+    return kv.num_free_pages() - promised >= worst_case_pages(candidate, max_seq_len_, kv);
+  }
+
+ private:
+  int64_t max_seq_len_;
+};
+
+class MaxUtilization final : public CapacityPolicy {
+ public:
+  std::string name() const override { return "max_utilization"; }
+  bool allows_preemption() const override { return true; }
+
+  bool can_admit(const Sequence& candidate, int64_t chunk_tokens, const std::vector<Sequence*>& running,
+                 const KVCacheManager& kv) const override {
+    // Keep one page per running sequence in hand so admission does not immediately force the
+    // running ones to preempt each other on their next decode token.
+    const int64_t watermark = static_cast<int64_t>(running.size());
+    return kv.num_free_pages() - watermark >= kv.pages_for_tokens(candidate.num_computed + chunk_tokens);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CapacityPolicy> make_capacity_policy(const std::string& name, int64_t max_seq_len) {
+  if (name == "guaranteed_no_evict") return std::make_unique<GuaranteedNoEvict>(max_seq_len);
+  if (name == "max_utilization") return std::make_unique<MaxUtilization>();
+  fail("unknown scheduler policy '{}' (expected guaranteed_no_evict or max_utilization)", name);
+}
+
+}  // namespace drift

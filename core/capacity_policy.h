@@ -1,0 +1,35 @@
+#pragma once
+// Capacity policies: whether a waiting sequence may be admitted given the KV pages free, and
+// whether running sequences may be preempted when pages run out. Each policy is a small class.
+//  - guaranteed_no_evict: reserves every admitted sequence's worst case (prompt +
+//    max_new_tokens, capped by max_seq_len) so a running sequence never waits for a page.
+//  - max_utilization: admits when the next prefill chunk fits; when pages run out, the most
+//    recently admitted sequence is preempted and later recomputed.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/kv_cache_manager.h"
+#include "core/sequence.h"
+
+namespace drift {
+
+class CapacityPolicy {
+ public:
+  virtual ~CapacityPolicy() = default;
+  virtual std::string name() const = 0;
+  // May `candidate` be admitted now, with a first chunk of `chunk_tokens`, alongside `running`?
+  virtual bool can_admit(const Sequence& candidate, int64_t chunk_tokens, const std::vector<Sequence*>& running,
+                         const KVCacheManager& kv) const = 0;
+  virtual bool allows_preemption() const = 0;
+};
+
+// Pages a sequence can ever need: prompt (+ output so far) + remaining new tokens, capped by
+// max_seq_len.
+int64_t worst_case_pages(const Sequence& seq, int64_t max_seq_len, const KVCacheManager& kv);
+
+// "guaranteed_no_evict" | "max_utilization"; DriftError otherwise.
+std::unique_ptr<CapacityPolicy> make_capacity_policy(const std::string& name, int64_t max_seq_len);
+
+}  // namespace drift

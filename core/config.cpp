@@ -1,0 +1,222 @@
+#include "core/config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "core/error.h"
+
+namespace drift {
+namespace {
+
+// Reads one [section] table, refusing keys it does not know and values of the wrong type, with
+// messages naming the file, the key and the value.
+class SectionReader {
+ public:
+  SectionReader(const toml::table& table, std::string section, std::string source)
+      : table_(table), section_(std::move(section)), source_(std::move(source)) {}
+
+  ~SectionReader() noexcept(false) {
+    if (std::uncaught_exceptions()) return;
+    for (const auto& [key, value] : table_)
+      if (!known_.count(std::string(key.str())))
+        fail("{}: unknown key '{}{}'", source_, prefix(), std::string(key.str()));
+  }
+
+  // A key handled elsewhere (a sub-table), accepted by the unknown-key check.
+  void allow(const std::string& key) { known_.insert(key); }
+
+  template <typename T>
+  void read(const char* key, T& out) {
+    known_.insert(key);
+    const toml::node* node = table_.get(key);
+    if (!node) return;
+    if constexpr (std::is_same_v<T, double>) {
+      if (auto v = node->value<double>()) { out = *v; return; }  // integers convert too
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      if (auto v = node->value<int64_t>(); v && *v >= 0) { out = static_cast<uint64_t>(*v); return; }
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (node->is_integer()) { out = static_cast<T>(*node->value<int64_t>()); return; }
+    } else {
+      if (auto v = node->value_exact<T>()) { out = *v; return; }
+    }
+    fail("{}: key '{}{}' has the wrong type (expected {}, got {})", source_, prefix(), key, type_name<T>(),
+         describe(*node));
+  }
+
+ private:
+  std::string prefix() const { return section_.empty() ? "" : section_ + "."; }
+  template <typename T>
+  static const char* type_name() {
+    if constexpr (std::is_same_v<T, bool>) return "a boolean";
+    else if constexpr (std::is_same_v<T, std::string>) return "a string";
+    else if constexpr (std::is_same_v<T, double>) return "a number";
+    else if constexpr (std::is_same_v<T, uint64_t>) return "a non-negative integer";
+    else return "an integer";
+  }
+  static std::string describe(const toml::node& node) {
+    std::ostringstream s;
+    s << node.type() << " ";
+    node.visit([&](const auto& v) {
+      if constexpr (toml::is_value<decltype(v)>) s << v;
+      else s << "...";
+    });
+    return s.str();
+  }
+
+  const toml::table& table_;
+  std::string section_, source_;
+  std::set<std::string> known_;
+};
+
+const toml::table* section(const toml::table& root, const char* name, const std::string& source) {
+  const toml::node* node = root.get(name);
+  if (!node) return nullptr;
+  if (!node->is_table()) fail("{}: '{}' must be a table ([{}])", source, name, name);
+  return node->as_table();
+}
+
+std::string resolve_path(const std::string& path, const std::string& base_dir) {
+  if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
+}
+
+std::string to_toml_text(const toml::table& table) {
+  std::ostringstream s;
+  s << table;
+  return s.str();
+}
+
+// [[plugins]] entries: name, path, and the plugin's own settings as the sub-table named after
+// it, which TOML writes right below the entry as [plugins.<name>] (DESIGN.md's spelling).
+void read_plugins(const toml::table& root, EngineConfig& config, const std::string& source,
+                  const std::string& base_dir) {
+  const toml::node* list = root.get("plugins");
+  if (!list) return;
+  if (!list->is_array_of_tables()) fail("{}: 'plugins' must be an array of tables ([[plugins]])", source);
+  for (const auto& node : *list->as_array()) {
+    const toml::table& entry = *node.as_table();
+    PluginEntry plugin;
+    const toml::node* name = entry.get("name");
+    if (!name || !name->is_string()) fail("{}: a [[plugins]] entry has no string 'name'", source);
+    plugin.name = *name->value<std::string>();
+    SectionReader r(entry, "plugins." + plugin.name, source);
+    r.read("name", plugin.name);
+    r.read("path", plugin.path);
+    r.allow(plugin.name);
+    if (const toml::node* settings = entry.get(plugin.name)) {
+      if (!settings->is_table()) fail("{}: plugins.{} must be a table of the plugin's settings", source, plugin.name);
+      plugin.settings_toml = to_toml_text(*settings->as_table());
+    }
+    plugin.path = resolve_path(plugin.path, base_dir);
+    config.plugins.push_back(std::move(plugin));
+  }
+}
+
+void read_sections(const toml::table& root, EngineConfig& c, const std::string& source, const std::string& base_dir) {
+  if (const auto* t = section(root, "model", source)) {
+    SectionReader r(*t, "model", source);
+    r.read("path", c.model.path);
+    c.model.path = resolve_path(c.model.path, base_dir);
+  }
+  if (const auto* t = section(root, "engine", source)) {
+    SectionReader r(*t, "engine", source);
+    r.read("backend", c.engine.backend);
+    r.read("max_batch_size", c.engine.max_batch_size);
+    r.read("max_num_tokens", c.engine.max_num_tokens);
+    r.read("max_seq_len", c.engine.max_seq_len);
+    r.read("num_threads", c.engine.num_threads);
+  }
+  if (const auto* t = section(root, "kv_cache", source)) {
+    SectionReader r(*t, "kv_cache", source);
+    r.read("block_size", c.kv_cache.block_size);
+    r.read("num_pages", c.kv_cache.num_pages);
+    r.read("memory_mb", c.kv_cache.memory_mb);
+    r.read("dtype", c.kv_cache.dtype);
+  }
+  if (const auto* t = section(root, "scheduler", source)) {
+    SectionReader r(*t, "scheduler", source);
+    r.read("policy", c.scheduler.policy);
+  }
+  if (const auto* t = section(root, "generation", source)) {
+    SectionReader r(*t, "generation", source);
+    r.read("max_new_tokens", c.generation.max_new_tokens);
+    r.read("temperature", c.generation.temperature);
+    r.read("top_k", c.generation.top_k);
+    r.read("top_p", c.generation.top_p);
+    r.read("min_p", c.generation.min_p);
+    r.read("seed", c.generation.seed);
+  }
+  if (const auto* t = section(root, "speculative", source)) {
+    SectionReader r(*t, "speculative", source);
+    r.read("enabled", c.speculative.enabled);
+    r.read("draft_provider", c.speculative.draft_provider);
+    r.read("verification", c.speculative.verification);
+    r.read("max_draft_tokens", c.speculative.max_draft_tokens);
+  }
+  read_plugins(root, c, source, base_dir);
+}
+
+}  // namespace
+
+EngineConfig parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& e) {
+    fail("{}: TOML syntax error at line {}, column {}: {}", source_name, e.source().begin.line,
+         e.source().begin.column, e.description());
+  }
+  EngineConfig config;
+  config.source = source_name;
+  int64_t schema_version = -1;
+  {
+    SectionReader top(root, "", source_name);
+    top.read("schema_version", schema_version);
+    for (const char* name : {"model", "engine", "kv_cache", "scheduler", "generation", "speculative", "plugins"})
+      top.allow(name);
+  }
+  if (schema_version != 1)
+    fail("{}: schema_version = {} is not supported (this build reads schema_version = 1)", source_name,
+         schema_version < 0 ? std::string("(missing)") : std::to_string(schema_version));
+  read_sections(root, config, source_name, base_dir);
+  validate_config(config);
+  return config;
+}
+
+EngineConfig load_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("cannot open config file '{}'", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+void validate_config(const EngineConfig& c) {
+  const std::string& src = c.source.empty() ? std::string("config") : c.source;
+  auto positive = [&](const char* key, int64_t v) {
+    if (v < 1) fail("{}: {} = {} must be >= 1", src, key, v);
+  };
+  if (c.engine.backend != "cpu" && c.engine.backend != "cuda")
+    fail("{}: engine.backend = \"{}\" is not a backend (expected \"cpu\" or \"cuda\")", src, c.engine.backend);
+  positive("engine.max_batch_size", c.engine.max_batch_size);
+  positive("engine.max_num_tokens", c.engine.max_num_tokens);
+  if (c.engine.max_seq_len < 0) fail("{}: engine.max_seq_len = {} must be >= 0 (0: the model's)", src, c.engine.max_seq_len);
+  if (c.engine.num_threads < 0) fail("{}: engine.num_threads = {} must be >= 0", src, c.engine.num_threads);
+  positive("kv_cache.block_size", c.kv_cache.block_size);
+  if (c.kv_cache.num_pages < 0) fail("{}: kv_cache.num_pages = {} must be >= 0", src, c.kv_cache.num_pages);
+  if (!(c.kv_cache.memory_mb > 0)) fail("{}: kv_cache.memory_mb = {} must be > 0", src, c.kv_cache.memory_mb);
+  static const std::set<std::string> dtypes = {"auto", "float32", "float16", "bfloat16"};
+  if (!dtypes.count(c.kv_cache.dtype))
+    fail("{}: kv_cache.dtype = \"{}\" (expected auto, float32, float16 or bfloat16)", src, c.kv_cache.dtype);
+  if (c.scheduler.policy != "guaranteed_no_evict" && c.scheduler.policy != "max_utilization")
+    fail("{}: scheduler.policy = \"{}\" (expected guaranteed_no_evict or max_utilization)", src, c.scheduler.policy);
+  positive("generation.max_new_tokens", c.generation.max_new_tokens);
+  if (c.speculative.max_draft_tokens < 0)
+    fail("{}: speculative.max_draft_tokens = {} must be >= 0", src, c.speculative.max_draft_tokens);
+}
+
+}  // namespace drift

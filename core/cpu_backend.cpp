@@ -1,0 +1,111 @@
+#include "core/cpu_backend.h"
+
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/cpu/activation.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/cpu/paged_attention.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/rope.h"
+
+namespace drift {
+
+Tensor CpuBackend::alloc(std::vector<int64_t> shape, DType dtype) { return Tensor::zeros(std::move(shape), dtype); }
+
+void CpuBackend::embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) {
+  const int64_t dim = table.dim(1);
+  for (size_t i = 0; i < ids.size(); ++i)
+    std::memcpy(out.as<float>() + i * dim, table.as<float>() + ids[i] * dim, dim * sizeof(float));
+}
+
+void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
+  const int64_t dim = weight.numel();
+  cpu::rms_norm(x.as<float>(), weight.as<float>(), out.as<float>(), x.numel() / dim, dim, eps);
+}
+
+void CpuBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
+  const int64_t in = weight.dim(1), outf = weight.dim(0);
+  cpu::linear(x.as<float>(), weight.as<float>(), bias.empty() ? nullptr : bias.as<float>(), out.as<float>(),
+              x.numel() / in, in, outf);
+}
+
+void CpuBackend::rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                      float attention_scale) {
+  cpu::rope(x.as<float>(), positions.data(), inv_freq.data(), x.dim(0), x.dim(1), x.dim(2), attention_scale);
+}
+
+void CpuBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) {
+  const int64_t row = kv.k.dim(1) * kv.k.dim(2);
+  for (size_t t = 0; t < meta.slots.size(); ++t) {
+    std::memcpy(kv.k.as<float>() + meta.slots[t] * row, k.as<float>() + t * row, row * sizeof(float));
+    std::memcpy(kv.v.as<float>() + meta.slots[t] * row, v.as<float>() + t * row, row * sizeof(float));
+  }
+}
+
+void CpuBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                           int64_t block_size, Tensor& out) {
+  std::vector<const int32_t*> tables(meta.block_tables.size());
+  for (size_t s = 0; s < tables.size(); ++s) tables[s] = meta.block_tables[s].data();
+  cpu::PagedAttentionArgs a;
+  a.q = q.as<float>();
+  a.k_cache = kv.k.as<float>();
+  a.v_cache = kv.v.as<float>();
+  a.out = out.as<float>();
+  a.tokens = q.dim(0);
+  a.num_heads = q.dim(1);
+  a.head_dim = q.dim(2);
+  a.num_kv_heads = kv.k.dim(1);
+  a.block_size = block_size;
+  a.scale = scale;
+  a.token_seq = meta.token_seq.data();
+  a.block_tables = tables.data();
+  a.kv_len = meta.kv_len.data();
+  if (!meta.mask.empty()) {
+    a.mask_start = meta.mask_start.data();
+    a.mask = meta.mask.data();
+    a.mask_words = meta.mask_words;
+  }
+  cpu::paged_attention(a);
+}
+
+void CpuBackend::silu_mul(const Tensor& gate_up, Tensor& out) {
+  cpu::silu_mul(gate_up.as<float>(), out.as<float>(), gate_up.dim(0), out.dim(1));
+}
+
+void CpuBackend::add_inplace(Tensor& x, const Tensor& y) { cpu::add_inplace(x.as<float>(), y.as<float>(), x.numel()); }
+
+void CpuBackend::split_columns(const Tensor& x, const std::vector<Tensor*>& outs) {
+  const int64_t rows = x.dim(0), cols = x.dim(1);
+  int64_t offset = 0;
+  for (Tensor* out : outs) {
+    const int64_t width = out->numel() / rows;
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(out->as<float>() + r * width, x.as<float>() + r * cols + offset, width * sizeof(float));
+    offset += width;
+  }
+  DRIFT_CHECK(offset == cols, "split widths {} != columns {}", offset, cols);
+}
+
+void CpuBackend::gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) {
+  const int64_t cols = x.dim(1);
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(out.as<float>() + i * cols, x.as<float>() + rows[i] * cols, cols * sizeof(float));
+}
+
+void CpuBackend::copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) {
+  for (auto& layer : layers) {
+    const int64_t page_floats = block_size * layer.k.dim(1) * layer.k.dim(2);
+    for (Tensor* t : {&layer.k, &layer.v})
+      std::memcpy(t->as<float>() + dst * page_floats, t->as<float>() + src * page_floats, page_floats * sizeof(float));
+  }
+}
+
+std::unique_ptr<Backend> create_backend(const std::string& name) {
+  if (name == "cpu") return std::make_unique<CpuBackend>();
+  if (name == "cuda")
+    fail("backend 'cuda' is not available in this build (no CUDA backend compiled in); use backend = \"cpu\"");
+  fail("unknown backend '{}' (expected cpu or cuda)", name);
+}
+
+}  // namespace drift

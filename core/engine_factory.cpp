@@ -1,0 +1,74 @@
+// Engine::from_config: turns an EngineConfig into a running engine (backend, weights, KV pages,
+// tokenizer, special tokens), logging the capacity it derived.
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "core/engine.h"
+#include "core/error.h"
+#include "core/model_layout.h"
+#include "core/model_runner.h"
+#include "core/model_weights.h"
+
+namespace drift {
+namespace {
+
+int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
+  if (config.kv_cache.num_pages > 0) return config.kv_cache.num_pages;
+  const auto bytes = static_cast<size_t>(config.kv_cache.memory_mb * 1024.0 * 1024.0);
+  const int64_t pages = layout.pages_for_budget(bytes);
+  if (pages < 1)
+    fail("{}: [kv_cache] memory_mb = {} holds no page ({} bytes per page)", config.source, config.kv_cache.memory_mb,
+         layout.bytes_per_page());
+  return pages;
+}
+
+std::unique_ptr<Tokenizer> try_load_tokenizer(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(fs::path(dir) / "tokenizer.json") && !fs::exists(fs::path(dir) / "tokenizer.model")) {
+    spdlog::info("no tokenizer in {}: token ids only", dir);
+    return nullptr;
+  }
+  return load_tokenizer(dir);
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
+  validate_config(config);
+  const std::string& dir = config.model.path;
+  if (dir.empty()) fail("{}: [model] path is not set", config.source.empty() ? "config" : config.source);
+  if (!std::filesystem::is_directory(dir)) fail("model directory '{}' does not exist", dir);
+  ModelConfig model = load_model_config(dir);
+  auto backend = create_backend(config.engine.backend);
+  const KVLayout layout = ModelLayout{model}.kv_layout(config.kv_cache.block_size, backend->compute_dtype());
+
+  EngineOptions options;
+  options.block_size = config.kv_cache.block_size;
+  options.num_pages = derive_num_pages(config, layout);
+  options.capacity_policy = config.scheduler.policy;
+  options.limits.max_batch_size = config.engine.max_batch_size;
+  options.limits.max_num_tokens = config.engine.max_num_tokens;
+  options.limits.max_seq_len = config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
+
+  spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {})", architecture_name(model.arch), dir,
+               model.num_layers, model.hidden_size, model.vocab_size);
+  ModelWeights weights = load_model_weights(dir, model, *backend);
+  spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token), backend {}", options.num_pages,
+               options.block_size, options.num_pages * layout.bytes_per_page() / 1048576.0, layout.bytes_per_token(),
+               backend->name());
+
+  auto tokenizer = try_load_tokenizer(dir);
+  SpecialTokens special = load_special_tokens(dir);
+  options.eos_ids = special.eos_ids;
+  if (tokenizer) tokenizer->set_special_tokens(special);
+
+  auto runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
+  auto engine = std::make_unique<Engine>(options, std::move(runner));
+  engine->backend_ = std::move(backend);
+  engine->tokenizer_ = std::move(tokenizer);
+  engine->model_config_ = model;
+  return engine;
+}
+
+}  // namespace drift

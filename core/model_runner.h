@@ -1,0 +1,39 @@
+#pragma once
+// ModelRunner: the decoder-only transformer forward (Llama / Mistral / Qwen2 / Qwen3) over a
+// ragged batch, with the paged KV cache it owns. Every op goes through the Backend interface.
+#include <memory>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/forward_batch.h"
+#include "core/model_config.h"
+#include "core/model_weights.h"
+#include "core/rope_frequencies.h"
+
+namespace drift {
+
+class ModelRunner final : public ModelExecutor {
+ public:
+  ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages, int64_t block_size);
+
+  int64_t vocab_size() const override { return config_.vocab_size; }
+  Tensor forward(const ForwardBatch& batch) override;
+  void copy_page(int32_t src, int32_t dst) override;
+
+  const ModelConfig& config() const { return config_; }
+  Backend& backend() { return backend_; }
+
+ private:
+  void attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, Tensor& x);
+  void mlp_block(const LayerWeights& w, Tensor& x);
+  Tensor alloc(std::vector<int64_t> shape);
+
+  ModelConfig config_;
+  ModelWeights weights_;
+  Backend& backend_;
+  RopeFrequencies rope_;
+  int64_t block_size_;
+  std::vector<LayerKV> kv_;
+};
+
+}  // namespace drift

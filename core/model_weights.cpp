@@ -1,0 +1,101 @@
+#include "core/model_weights.h"
+
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.h"
+#include "core/safetensors.h"
+
+namespace drift {
+namespace {
+
+// Reads tensors by name, checking shapes, and remembers which names were used so unused
+// checkpoint tensors can be reported.
+class TensorReader {
+ public:
+  explicit TensorReader(const SafetensorsCheckpoint& ckpt) : ckpt_(ckpt) {}
+
+  Tensor read(const std::string& name, const std::vector<int64_t>& shape) {
+    const TensorInfo& info = ckpt_.get(name);
+    if (info.shape != shape)
+      fail("tensor '{}' in {} has shape [{}], expected [{}] from config.json", name, info.file,
+           fmt::join(info.shape, ", "), fmt::join(shape, ", "));
+    used_.insert(name);
+    return to_f32(info);
+  }
+  Tensor read_optional(const std::string& name, const std::vector<int64_t>& shape) {
+    return ckpt_.contains(name) ? read(name, shape) : Tensor();
+  }
+  void report_unused() const {
+    for (const auto& name : ckpt_.names())
+      if (!used_.count(name)) spdlog::warn("checkpoint tensor '{}' is not used by the model", name);
+  }
+
+ private:
+  const SafetensorsCheckpoint& ckpt_;
+  std::set<std::string> used_;
+};
+
+// Stacks row blocks [r_i, cols] into one [sum r_i, cols] tensor (or 1-D vectors end to end).
+Tensor concat_rows(const std::vector<Tensor>& parts) {
+  int64_t rows = 0;
+  for (const auto& p : parts) rows += p.dim(0);
+  std::vector<int64_t> shape = parts[0].shape();
+  shape[0] = rows;
+  Tensor out = Tensor::zeros(shape);
+  size_t offset = 0;
+  for (const auto& p : parts) {
+    std::memcpy(out.as<float>() + offset, p.as<float>(), p.nbytes());
+    offset += p.numel();
+  }
+  return out;
+}
+
+LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backend& backend) {
+  const std::string p = fmt::format("model.layers.{}.", i);
+  const int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_heads * d, kv_out = c.num_kv_heads * d;
+  LayerWeights w;
+  w.input_norm = backend.upload(r.read(p + "input_layernorm.weight", {h}));
+  w.post_norm = backend.upload(r.read(p + "post_attention_layernorm.weight", {h}));
+  w.qkv = backend.upload(concat_rows({r.read(p + "self_attn.q_proj.weight", {q_out, h}),
+                                      r.read(p + "self_attn.k_proj.weight", {kv_out, h}),
+                                      r.read(p + "self_attn.v_proj.weight", {kv_out, h})}));
+  if (c.attention_bias)
+    w.qkv_bias = backend.upload(concat_rows({r.read(p + "self_attn.q_proj.bias", {q_out}),
+                                             r.read(p + "self_attn.k_proj.bias", {kv_out}),
+                                             r.read(p + "self_attn.v_proj.bias", {kv_out})}));
+  if (c.qk_norm) {
+    w.q_norm = backend.upload(r.read(p + "self_attn.q_norm.weight", {d}));
+    w.k_norm = backend.upload(r.read(p + "self_attn.k_norm.weight", {d}));
+  }
+  w.o_proj = backend.upload(r.read(p + "self_attn.o_proj.weight", {h, q_out}));
+  w.gate_up = backend.upload(concat_rows({r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
+                                          r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})}));
+  w.down = backend.upload(r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size}));
+  return w;
+}
+
+}  // namespace
+
+ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend) {
+  SafetensorsCheckpoint ckpt(dir);
+  TensorReader reader(ckpt);
+  ModelWeights w;
+  w.embed = backend.upload(reader.read("model.embed_tokens.weight", {config.vocab_size, config.hidden_size}));
+  for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, backend));
+  w.final_norm = backend.upload(reader.read("model.norm.weight", {config.hidden_size}));
+  if (config.tie_word_embeddings) {
+    w.lm_head = w.embed;
+    reader.read_optional("lm_head.weight", {config.vocab_size, config.hidden_size});  // tied copy, unused
+  } else {
+    w.lm_head = backend.upload(reader.read("lm_head.weight", {config.vocab_size, config.hidden_size}));
+  }
+  reader.report_unused();
+  return w;
+}
+
+}  // namespace drift

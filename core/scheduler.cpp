@@ -1,0 +1,123 @@
+#include "core/scheduler.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace drift {
+
+int64_t SchedulerOutput::num_tokens() const {
+  int64_t n = 0;
+  for (const auto& c : chunks) n += c.count;
+  return n;
+}
+
+Scheduler::Scheduler(SchedulerLimits limits, std::unique_ptr<CapacityPolicy> policy, KVCacheManager& kv)
+    : limits_(limits), policy_(std::move(policy)), kv_(kv) {}
+
+bool Scheduler::can_ever_fit(const Sequence& seq) const {
+  return worst_case_pages(seq, limits_.max_seq_len, kv_) <= kv_.num_pages();
+}
+
+void Scheduler::add(Sequence* seq) {
+  seq->status = SequenceStatus::Waiting;
+  push_waiting_in_arrival_order(seq);
+}
+
+void Scheduler::push_waiting_in_arrival_order(Sequence* seq) {
+  auto pos = std::find_if(waiting_.begin(), waiting_.end(), [&](Sequence* s) { return s->arrival > seq->arrival; });
+  waiting_.insert(pos, seq);
+}
+
+void Scheduler::remove(Sequence* seq) {
+  std::erase(waiting_, seq);
+  std::erase(running_, seq);
+  if (seq->kv >= 0) kv_.free(seq->kv);
+  seq->kv = -1;
+}
+
+void Scheduler::preempt(Sequence* seq, SchedulerOutput& out) {
+  std::erase(running_, seq);
+  kv_.free(seq->kv);
+  seq->kv = -1;
+  seq->stats.recomputed_tokens += seq->num_computed;
+  seq->num_computed = 0;
+  seq->stats.preemptions++;
+  seq->status = SequenceStatus::Waiting;
+  push_waiting_in_arrival_order(seq);
+  out.preempted.push_back(seq);
+}
+
+// The latest-admitted running sequence with nothing scheduled yet this step (its tokens would
+// otherwise have to be unscheduled); the requester itself when no other candidate exists.
+Sequence* Scheduler::pick_victim(const Sequence* requester, const SchedulerOutput& out) const {
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    Sequence* s = *it;
+    if (s == requester) continue;
+    bool scheduled = std::any_of(out.chunks.begin(), out.chunks.end(), [&](const ScheduledChunk& c) { return c.seq == s; });
+    if (!scheduled) return s;
+  }
+  return const_cast<Sequence*>(requester);
+}
+
+bool Scheduler::reserve_or_preempt(Sequence* seq, int64_t n, SchedulerOutput& out) {
+  while (!kv_.append(seq->kv, n)) {
+    DRIFT_CHECK(policy_->allows_preemption(), "policy {} ran out of pages for sequence {}", policy_->name(), seq->id);
+    Sequence* victim = pick_victim(seq, out);
+    preempt(victim, out);
+    if (victim == seq) return false;
+  }
+  return true;
+}
+
+bool Scheduler::schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput& out) {
+  const int64_t remaining = seq->total_len() - seq->num_computed;
+  const int64_t n = std::min(remaining, budget);
+  if (n <= 0) return false;
+  if (!reserve_or_preempt(seq, n, out)) return false;
+  out.chunks.push_back({seq, seq->num_computed, n, seq->num_computed + n == seq->total_len()});
+  budget -= n;
+  return true;
+}
+
+void Scheduler::admit_waiting(int64_t& budget, SchedulerOutput& out) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int64_t>(running_.size()) < limits_.max_batch_size) {
+    Sequence* seq = waiting_.front();
+    if (!can_ever_fit(*seq)) {
+      waiting_.pop_front();
+      out.rejected.push_back(seq);
+      continue;
+    }
+    // A sequence preempted in this very step waits for the next one.
+    if (std::find(out.preempted.begin(), out.preempted.end(), seq) != out.preempted.end()) break;
+    const int64_t chunk = std::min(seq->total_len(), budget);
+    if (!policy_->can_admit(*seq, chunk, running_, kv_)) break;
+    seq->kv = kv_.create_sequence();
+    if (!kv_.append(seq->kv, chunk)) {
+      kv_.free(seq->kv);
+      seq->kv = -1;
+      break;
+    }
+    waiting_.pop_front();
+    seq->status = SequenceStatus::Running;
+    running_.push_back(seq);
+    out.chunks.push_back({seq, 0, chunk, chunk == seq->total_len()});
+    budget -= chunk;
+  }
+}
+
+SchedulerOutput Scheduler::schedule() {
+  SchedulerOutput out;
+  int64_t budget = limits_.max_num_tokens;
+  // Snapshot: preemption edits running_ while we walk it.
+  const std::vector<Sequence*> snapshot = running_;
+  auto still_running = [&](Sequence* s) { return std::find(running_.begin(), running_.end(), s) != running_.end(); };
+  for (Sequence* s : snapshot)  // decode tokens first
+    if (still_running(s) && s->total_len() - s->num_computed == 1) schedule_running(s, budget, out);
+  for (Sequence* s : snapshot)  // then prefill chunks of admitted sequences
+    if (still_running(s) && s->total_len() - s->num_computed > 1) schedule_running(s, budget, out);
+  admit_waiting(budget, out);
+  return out;
+}
+
+}  // namespace drift

@@ -1,0 +1,72 @@
+#pragma once
+// Scheduler: continuous batching. Each step it picks, under a per-step token budget,
+//  1. one decode token for every running sequence that has finished its prefill (decode first),
+//  2. the next chunk of every running sequence still prefilling (chunked prefill),
+//  3. waiting sequences in arrival order (FIFO; a sequence that cannot be admitted blocks the
+//     ones behind it, so nobody starves), while the capacity policy allows and the batch has
+//     room.
+// KV slots for the scheduled tokens are reserved in the KVCacheManager. When pages run out and
+// the policy allows it, the most recently admitted sequence is preempted: its pages are freed
+// and it returns to the waiting queue to be recomputed later. A sequence that could never fit
+// (its worst case exceeds the whole pool) is rejected instead of blocking the queue.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/capacity_policy.h"
+#include "core/kv_cache_manager.h"
+#include "core/sequence.h"
+
+namespace drift {
+
+struct SchedulerLimits {
+  int64_t max_batch_size = 32;
+  int64_t max_num_tokens = 512;
+  int64_t max_seq_len = 2048;
+};
+
+struct ScheduledChunk {
+  Sequence* seq = nullptr;
+  int64_t start = 0;          // first token position computed this step
+  int64_t count = 0;          // tokens computed this step
+  bool wants_logits = false;  // the chunk reaches the sequence's end: sample a token after it
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledChunk> chunks;
+  std::vector<Sequence*> preempted;  // moved back to waiting this step
+  std::vector<Sequence*> rejected;   // can never fit; the caller finishes them with an error
+  int64_t num_tokens() const;
+};
+
+class Scheduler {
+ public:
+  Scheduler(SchedulerLimits limits, std::unique_ptr<CapacityPolicy> policy, KVCacheManager& kv);
+
+  void add(Sequence* seq);
+  // Removes a sequence wherever it is (finish or abort) and frees its pages.
+  void remove(Sequence* seq);
+  SchedulerOutput schedule();
+
+  const std::vector<Sequence*>& running() const { return running_; }
+  const std::deque<Sequence*>& waiting() const { return waiting_; }
+  const CapacityPolicy& policy() const { return *policy_; }
+  bool can_ever_fit(const Sequence& seq) const;
+
+ private:
+  bool schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput& out);
+  bool reserve_or_preempt(Sequence* seq, int64_t n, SchedulerOutput& out);
+  Sequence* pick_victim(const Sequence* requester, const SchedulerOutput& out) const;
+  void preempt(Sequence* seq, SchedulerOutput& out);
+  void admit_waiting(int64_t& budget, SchedulerOutput& out);
+  void push_waiting_in_arrival_order(Sequence* seq);
+
+  SchedulerLimits limits_;
+  std::unique_ptr<CapacityPolicy> policy_;
+  KVCacheManager& kv_;
+  std::deque<Sequence*> waiting_;
+  std::vector<Sequence*> running_;  // in admission order
+};
+
+}  // namespace drift

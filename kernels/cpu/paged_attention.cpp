@@ -1,0 +1,59 @@
+#include "kernels/cpu/paged_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/dot.h"
+#include "kernels/cpu/parallel.h"
+
+namespace drift::cpu {
+namespace {
+
+bool visible(const PagedAttentionArgs& a, int64_t t, int64_t pos) {
+  if (!a.mask || pos < a.mask_start[t]) return true;
+  const int64_t bit = pos - a.mask_start[t];
+  if (bit >= a.mask_words * 64) return false;
+  return (a.mask[t * a.mask_words + bit / 64] >> (bit % 64)) & 1u;
+}
+
+// One query head of one token: scores over visible positions, softmax, weighted sum of V.
+void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vector<float>& scores) {
+  const int64_t kv_head = h / (a.num_heads / a.num_kv_heads);
+  const int32_t* table = a.block_tables[a.token_seq[t]];
+  const float* q = a.q + (t * a.num_heads + h) * a.head_dim;
+  const int64_t len = a.kv_len[t];
+  scores.assign(len, -std::numeric_limits<float>::infinity());
+  float max_score = -std::numeric_limits<float>::infinity();
+  for (int64_t pos = 0; pos < len; ++pos) {
+    if (!visible(a, t, pos)) continue;
+    const int64_t slot = static_cast<int64_t>(table[pos / a.block_size]) * a.block_size + pos % a.block_size;
+    scores[pos] = dot(q, a.k_cache + (slot * a.num_kv_heads + kv_head) * a.head_dim, a.head_dim) * a.scale;
+    max_score = std::max(max_score, scores[pos]);
+  }
+  float* out = a.out + (t * a.num_heads + h) * a.head_dim;
+  std::fill(out, out + a.head_dim, 0.0f);
+  double sum = 0.0;
+  for (int64_t pos = 0; pos < len; ++pos) {
+    if (scores[pos] == -std::numeric_limits<float>::infinity()) continue;
+    const float p = std::exp(scores[pos] - max_score);
+    sum += p;
+    const int64_t slot = static_cast<int64_t>(table[pos / a.block_size]) * a.block_size + pos % a.block_size;
+    const float* v = a.v_cache + (slot * a.num_kv_heads + kv_head) * a.head_dim;
+    for (int64_t d = 0; d < a.head_dim; ++d) out[d] += p * v[d];
+  }
+  const float inv = sum > 0 ? static_cast<float>(1.0 / sum) : 0.0f;
+  for (int64_t d = 0; d < a.head_dim; ++d) out[d] *= inv;
+}
+
+}  // namespace
+
+void paged_attention(const PagedAttentionArgs& a) {
+  parallel_for(a.tokens * a.num_heads, 4, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores;
+    for (int64_t i = begin; i < end; ++i) attend_one_head(a, i / a.num_heads, i % a.num_heads, scores);
+  });
+}
+
+}  // namespace drift::cpu

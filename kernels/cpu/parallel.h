@@ -1,0 +1,16 @@
+#pragma once
+// parallel_for: splits [0, n) into contiguous chunks over a small persistent worker pool.
+// Work is partitioned by index only, so results never depend on the number of threads.
+#include <cstdint>
+#include <functional>
+
+namespace drift::cpu {
+
+// Number of threads used by parallel_for (default: hardware concurrency). Call before use.
+void set_num_threads(int threads);
+int num_threads();
+
+// Runs body(begin, end) over chunks of at least `min_chunk` indices; returns when all are done.
+void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body);
+
+}  // namespace drift::cpu
