@@ -218,6 +218,8 @@ ModelConfig load_model_config(const std::string& dir) {
   namespace fs = std::filesystem;
   fs::path path(dir);
   std::error_code ec;
+  if (!fs::exists(path, ec)) fail("model directory '{}' does not exist", dir);
+  // A config.json path works too, so tools can point at a stray config file.
   if (fs::is_directory(path, ec)) path /= "config.json";
   std::ifstream in(path);
   if (!in) fail("cannot read model config '{}'", path.string());
