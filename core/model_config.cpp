@@ -1,0 +1,231 @@
+#include "core/model_config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace drift {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Reads fields of one JSON object, naming `where` (e.g. "config.json" or "rope_scaling in
+// config.json") in every error.
+class Fields {
+ public:
+  Fields(const json& obj, std::string prefix, const std::string& source)
+      : obj_(obj), prefix_(std::move(prefix)), source_(source) {}
+
+  // Absent and null both mean "not given": HF writes null for unset optional fields.
+  bool has(const char* key) const { return obj_.contains(key) && !obj_[key].is_null(); }
+
+  int64_t required_int(const char* key) const {
+    if (!has(key)) fail("missing required field '{}{}' in '{}'", prefix_, key, source_);
+    return int_at(key);
+  }
+  int64_t positive_int(const char* key) const {
+    int64_t v = required_int(key);
+    if (v <= 0) fail("field '{}{}' in '{}' must be positive, got {}", prefix_, key, source_, v);
+    return v;
+  }
+  int64_t optional_int(const char* key, int64_t fallback) const { return has(key) ? int_at(key) : fallback; }
+
+  double required_double(const char* key) const {
+    if (!has(key)) fail("missing required field '{}{}' in '{}'", prefix_, key, source_);
+    return double_at(key);
+  }
+  double optional_double(const char* key, double fallback) const { return has(key) ? double_at(key) : fallback; }
+
+  bool optional_bool(const char* key, bool fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_boolean()) wrong_type(key, "a boolean", v);
+    return v.get<bool>();
+  }
+
+  std::string optional_string(const char* key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = obj_[key];
+    if (!v.is_string()) wrong_type(key, "a string", v);
+    return v.get<std::string>();
+  }
+
+  // A token id: an int32, with null/absent meaning none.
+  std::optional<int32_t> optional_token(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    return token(key, obj_[key]);
+  }
+  // eos_token_id: an int, a list of ints, or null.
+  std::vector<int32_t> token_list(const char* key) const {
+    if (!has(key)) return {};
+    const json& v = obj_[key];
+    if (!v.is_array()) return {token(key, v)};
+    std::vector<int32_t> out;
+    for (const json& e : v) out.push_back(token(key, e));
+    return out;
+  }
+
+ private:
+  [[noreturn]] void wrong_type(const char* key, const char* expected, const json& v) const {
+    fail("field '{}{}' in '{}' must be {}, got {}", prefix_, key, source_, expected, v.dump());
+  }
+  int64_t int_at(const char* key) const {
+    const json& v = obj_[key];
+    if (!v.is_number_integer()) wrong_type(key, "an integer", v);
+    return v.get<int64_t>();
+  }
+  double double_at(const char* key) const {
+    const json& v = obj_[key];
+    if (!v.is_number()) wrong_type(key, "a number", v);
+    return v.get<double>();
+  }
+  int32_t token(const char* key, const json& v) const {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > std::numeric_limits<int32_t>::max())
+      wrong_type(key, "a token id (non-negative int32), a list of them or null", v);
+    return static_cast<int32_t>(v.get<int64_t>());
+  }
+
+  const json& obj_;
+  std::string prefix_;
+  const std::string& source_;
+};
+
+Architecture parse_architecture(const Fields& f, const std::string& source) {
+  if (!f.has("model_type")) fail("missing required field 'model_type' in '{}'", source);
+  std::string type = f.optional_string("model_type", "");
+  if (type == "llama") return Architecture::Llama;
+  if (type == "mistral") return Architecture::Mistral;
+  if (type == "qwen2") return Architecture::Qwen2;
+  if (type == "qwen3") return Architecture::Qwen3;
+  fail("unsupported model_type '{}' in '{}' (supported: llama, mistral, qwen2, qwen3)", type, source);
+}
+
+// What transformers' config classes default max_position_embeddings to, so a config without
+// the field means the same here as it does there.
+int64_t default_max_positions(Architecture arch) {
+  switch (arch) {
+    case Architecture::Llama: return 2048;
+    case Architecture::Mistral: return 4096 * 32;
+    case Architecture::Qwen2:
+    case Architecture::Qwen3: return 32768;
+  }
+  return 2048;
+}
+
+// Rope settings live either in transformers-5 `rope_parameters` (theta included) or in the legacy
+// top-level `rope_theta` + `rope_scaling` (null when unscaled; `type` in very old configs).
+RopeConfig parse_rope(const json& root, const std::string& source) {
+  const json* params = nullptr;
+  std::string prefix;
+  if (root.contains("rope_parameters") && !root["rope_parameters"].is_null()) {
+    params = &root["rope_parameters"];
+    prefix = "rope_parameters.";
+  } else if (root.contains("rope_scaling") && !root["rope_scaling"].is_null()) {
+    params = &root["rope_scaling"];
+    prefix = "rope_scaling.";
+  }
+  if (params && !params->is_object())
+    fail("field '{}' in '{}' must be an object or null, got {}", prefix.substr(0, prefix.size() - 1), source,
+         params->dump());
+
+  static const json kEmpty = json::object();
+  Fields top(root, "", source);
+  Fields p(params ? *params : kEmpty, prefix, source);
+  RopeConfig rope;
+  rope.theta = p.optional_double("rope_theta", top.optional_double("rope_theta", 10000.0));
+  std::string type = p.optional_string("rope_type", p.optional_string("type", "default"));
+  if (type == "default") {
+    rope.type = RopeType::Default;
+  } else if (type == "linear") {
+    rope.type = RopeType::Linear;
+    rope.factor = p.required_double("factor");
+  } else if (type == "llama3") {
+    // transformers requires all four for llama3; a silent default would change every frequency.
+    rope.type = RopeType::Llama3;
+    rope.factor = p.required_double("factor");
+    rope.low_freq_factor = p.required_double("low_freq_factor");
+    rope.high_freq_factor = p.required_double("high_freq_factor");
+    rope.original_max_position = p.required_int("original_max_position_embeddings");
+  } else {
+    fail("unsupported rope type '{}' in '{}' (supported: default, linear, llama3)", type, source);
+  }
+  return rope;
+}
+
+}  // namespace
+
+const char* architecture_name(Architecture arch) {
+  switch (arch) {
+    case Architecture::Llama: return "llama";
+    case Architecture::Mistral: return "mistral";
+    case Architecture::Qwen2: return "qwen2";
+    case Architecture::Qwen3: return "qwen3";
+  }
+  return "?";
+}
+
+ModelConfig parse_model_config(const std::string& json_text, const std::string& source_name) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    fail("corrupt JSON in '{}': {}", source_name, e.what());
+  }
+  if (!root.is_object()) fail("'{}' is not a JSON object", source_name);
+  Fields f(root, "", source_name);
+
+  ModelConfig c;
+  c.arch = parse_architecture(f, source_name);
+  c.model_type = architecture_name(c.arch);
+  c.vocab_size = f.positive_int("vocab_size");
+  c.hidden_size = f.positive_int("hidden_size");
+  c.intermediate_size = f.positive_int("intermediate_size");
+  c.num_layers = f.positive_int("num_hidden_layers");
+  c.num_heads = f.positive_int("num_attention_heads");
+  c.num_kv_heads = f.has("num_key_value_heads") ? f.positive_int("num_key_value_heads") : c.num_heads;
+  if (c.num_heads % c.num_kv_heads != 0)
+    fail("num_attention_heads ({}) must be a multiple of num_key_value_heads ({}) in '{}'", c.num_heads,
+         c.num_kv_heads, source_name);
+  if (f.has("head_dim")) {
+    c.head_dim = f.positive_int("head_dim");  // Qwen3: may differ from hidden / heads
+  } else {
+    if (c.hidden_size % c.num_heads != 0)
+      fail("hidden_size ({}) is not divisible by num_attention_heads ({}) and no head_dim is given in '{}'",
+           c.hidden_size, c.num_heads, source_name);
+    c.head_dim = c.hidden_size / c.num_heads;
+  }
+  c.max_position_embeddings = f.optional_int("max_position_embeddings", default_max_positions(c.arch));
+  c.rms_norm_eps = f.optional_double("rms_norm_eps", 1e-6);
+  c.tie_word_embeddings = f.optional_bool("tie_word_embeddings", false);
+  // Qwen2 always has q/k/v biases (transformers ignores the key); the others opt in.
+  c.attention_bias = c.arch == Architecture::Qwen2 ? true : f.optional_bool("attention_bias", false);
+  c.qk_norm = c.arch == Architecture::Qwen3;
+  // ModelConfig has no MLP bias; accepting one would load a model that silently drops weights.
+  if (f.optional_bool("mlp_bias", false)) fail("mlp_bias = true in '{}' is not supported", source_name);
+  c.rope = parse_rope(root, source_name);
+  c.bos_token_id = f.optional_token("bos_token_id");
+  c.eos_token_ids = f.token_list("eos_token_id");
+  return c;
+}
+
+ModelConfig load_model_config(const std::string& dir) {
+  namespace fs = std::filesystem;
+  fs::path path(dir);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail("model directory '{}' does not exist", dir);
+  // A config.json path works too, so tools can point at a stray config file.
+  if (fs::is_directory(path, ec)) path /= "config.json";
+  std::ifstream in(path);
+  if (!in) fail("cannot read model config '{}'", path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_model_config(text.str(), path.string());
+}
+
+}  // namespace drift

@@ -1,0 +1,53 @@
+#include "core/model_layout.h"
+
+#include "core/error.h"
+
+namespace drift {
+
+size_t KVLayout::bytes_per_token() const {
+  // One K and one V vector per kv head, in every layer.
+  return 2 * static_cast<size_t>(num_layers) * num_kv_heads * head_dim * dtype_size(dtype);
+}
+
+namespace {
+
+// Weights of one decoder layer, following the transformers modules of each architecture.
+int64_t layer_parameter_count(const ModelConfig& c) {
+  const int64_t h = c.hidden_size;
+  const int64_t q_dim = c.num_heads * c.head_dim;
+  const int64_t kv_dim = c.num_kv_heads * c.head_dim;
+  int64_t n = h * q_dim + 2 * h * kv_dim + q_dim * h;  // q, k, v, o projections
+  if (c.attention_bias) {
+    n += q_dim + 2 * kv_dim;
+    // Llama/Mistral/Qwen3 put attention_bias on o_proj too; Qwen2's o_proj never has one.
+    if (c.arch != Architecture::Qwen2) n += h;
+  }
+  if (c.qk_norm) n += 2 * c.head_dim;  // per-head q_norm and k_norm weights, shared by heads
+  n += 2 * h;                          // input and post-attention RMSNorm
+  n += 3 * h * c.intermediate_size;    // gate, up, down
+  return n;
+}
+
+}  // namespace
+
+int64_t ModelLayout::parameter_count() const {
+  const ModelConfig& c = config;
+  int64_t embeddings = c.vocab_size * c.hidden_size;
+  int64_t n = embeddings + c.num_layers * layer_parameter_count(c) + c.hidden_size;  // + final norm
+  if (!c.tie_word_embeddings) n += embeddings;  // separate lm_head
+  return n;
+}
+
+KVLayout ModelLayout::kv_layout(int64_t block_size, DType dtype) const {
+  // A zero page size would make every page computation divide by zero later.
+  if (block_size <= 0) fail("KV block_size must be positive, got {}", block_size);
+  KVLayout kv;
+  kv.num_layers = config.num_layers;
+  kv.num_kv_heads = config.num_kv_heads;
+  kv.head_dim = config.head_dim;
+  kv.block_size = block_size;
+  kv.dtype = dtype;
+  return kv;
+}
+
+}  // namespace drift
