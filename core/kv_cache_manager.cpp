@@ -1,0 +1,330 @@
+#include "core/kv_cache_manager.h"
+
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "core/error.h"
+
+// Allocation order: the free list is a LIFO stack. A fresh pool hands out page ids in ascending
+// order (0, 1, 2, ...); afterwards the most recently freed page is reused first. Deterministic,
+// O(1), and a just-freed page is the one most likely still warm in caches.
+//
+// Sequence handles are never reused (a monotonically increasing counter), so a stale handle kept
+// after free() is reported as unknown instead of silently aliasing a newer sequence.
+
+namespace drift {
+
+struct KVCacheManager::SeqState {
+  std::vector<PageId> pages;  // block table: page of token positions [i*bs, (i+1)*bs)
+  int64_t length = 0;         // tokens; pages.size() == pages_for_tokens(length) always
+};
+
+struct KVCacheManager::Impl {
+  int64_t num_pages = 0;
+  int64_t block_size = 0;
+  std::vector<int32_t> refs;      // total references: block-table entries + external retains
+  std::vector<int32_t> retains;   // the external (retain_page) part of refs
+  std::vector<PageId> free_list;  // stack of pages with refs == 0; back() is allocated next
+  std::map<SeqHandle, SeqState> seqs;  // ordered so integrity errors name the same seq each run
+  SeqHandle next_handle = 0;
+  PageCopier copier;
+
+  // Rounded-up division written so that no count near INT64_MAX can overflow.
+  int64_t pages_for_tokens(int64_t tokens) const {
+    return tokens / block_size + (tokens % block_size != 0 ? 1 : 0);
+  }
+
+  SeqState& seq(SeqHandle handle, const char* op) {
+    auto it = seqs.find(handle);
+    if (it == seqs.end()) fail("KVCacheManager::{}: unknown sequence handle {}", op, handle);
+    return it->second;
+  }
+  const SeqState& seq(SeqHandle handle, const char* op) const {
+    return const_cast<Impl*>(this)->seq(handle, op);
+  }
+
+  void check_page_id(PageId page, const char* op) const {
+    if (page < 0 || page >= num_pages)
+      fail("KVCacheManager::{}: page id {} out of range [0, {})", op, page, num_pages);
+  }
+
+  void check_position(const SeqState& s, SeqHandle handle, int64_t pos, const char* op) const {
+    if (pos < 0 || pos >= s.length)
+      fail("KVCacheManager::{}: position {} out of range for sequence {} of length {}", op, pos,
+           handle, s.length);
+  }
+
+  SeqHandle new_handle() {
+    if (next_handle == std::numeric_limits<SeqHandle>::max())
+      fail("KVCacheManager: sequence handles exhausted");
+    return next_handle++;
+  }
+
+  void incref(PageId page) {
+    DRIFT_CHECK(refs[page] > 0, "incref of free page {}", page);
+    DRIFT_CHECK(refs[page] < std::numeric_limits<int32_t>::max(), "ref count of page {} overflows",
+                page);
+    ++refs[page];
+  }
+
+  void decref(PageId page) {
+    DRIFT_CHECK(refs[page] > 0, "decref of free page {}", page);
+    if (--refs[page] == 0) free_list.push_back(page);
+  }
+
+  PageId allocate() {
+    DRIFT_CHECK(!free_list.empty(), "allocate with an empty free list");
+    PageId page = free_list.back();
+    free_list.pop_back();
+    refs[page] = 1;
+    return page;
+  }
+
+  // Copy-on-write of block-table entry `index`. The copier runs before any bookkeeping changes,
+  // so a copier that throws leaves the manager exactly as it was. Caller ensures a free page.
+  void copy_on_write(SeqState& s, size_t index) {
+    PageId src = s.pages[index];
+    PageId dst = free_list.back();
+    if (copier) copier(src, dst);
+    allocate();
+    decref(src);
+    s.pages[index] = dst;
+  }
+
+  bool last_page_needs_copy(const SeqState& s) const {
+    return s.length % block_size != 0 && refs[s.pages.back()] > 1;
+  }
+
+  // Computed from the slack in the last page so that no `length + n` can overflow.
+  int64_t pages_needed(const SeqState& s, int64_t n) const {
+    if (n == 0) return 0;
+    int64_t slack = static_cast<int64_t>(s.pages.size()) * block_size - s.length;
+    int64_t grow = n <= slack ? 0 : pages_for_tokens(n - slack);
+    return grow + (last_page_needs_copy(s) ? 1 : 0);
+  }
+
+  void check_sequence(SeqHandle handle, const SeqState& s, std::vector<int64_t>& occurrences,
+                      std::vector<SeqHandle>& seen_in) const;
+  void check_free_list() const;
+};
+
+KVCacheManager::KVCacheManager(int64_t num_pages, int64_t block_size)
+    : impl_(std::make_shared<Impl>()) {
+  if (block_size <= 0) fail("KVCacheManager: block_size must be positive, got {}", block_size);
+  if (num_pages <= 0 || num_pages > std::numeric_limits<PageId>::max())
+    fail("KVCacheManager: num_pages must be in [1, {}], got {}",
+         std::numeric_limits<PageId>::max(), num_pages);
+  // Global slot indices (page * block_size + offset) must fit in int64_t.
+  if (num_pages > std::numeric_limits<int64_t>::max() / block_size)
+    fail("KVCacheManager: {} pages of {} tokens overflow the slot index", num_pages, block_size);
+  Impl& m = *impl_;
+  m.num_pages = num_pages;
+  m.block_size = block_size;
+  m.refs.assign(num_pages, 0);
+  m.retains.assign(num_pages, 0);
+  m.free_list.reserve(num_pages);
+  // Pushed in descending order so that a fresh pool pops page 0 first.
+  for (int64_t p = num_pages - 1; p >= 0; --p) m.free_list.push_back(static_cast<PageId>(p));
+}
+
+int64_t KVCacheManager::num_pages() const { return impl_->num_pages; }
+int64_t KVCacheManager::block_size() const { return impl_->block_size; }
+int64_t KVCacheManager::num_free_pages() const {
+  return static_cast<int64_t>(impl_->free_list.size());
+}
+
+int64_t KVCacheManager::pages_for_tokens(int64_t tokens) const {
+  if (tokens < 0) fail("KVCacheManager::pages_for_tokens: negative token count {}", tokens);
+  return impl_->pages_for_tokens(tokens);
+}
+
+void KVCacheManager::set_page_copier(PageCopier copier) { impl_->copier = std::move(copier); }
+
+SeqHandle KVCacheManager::create_sequence() {
+  SeqHandle handle = impl_->new_handle();
+  impl_->seqs.emplace(handle, SeqState{});
+  return handle;
+}
+
+int64_t KVCacheManager::pages_needed_to_append(SeqHandle seq, int64_t n) const {
+  const SeqState& s = impl_->seq(seq, "pages_needed_to_append");
+  if (n < 0)
+    fail("KVCacheManager::pages_needed_to_append: negative count {} for sequence {}", n, seq);
+  return impl_->pages_needed(s, n);
+}
+
+bool KVCacheManager::append(SeqHandle seq, int64_t n) {
+  Impl& m = *impl_;
+  SeqState& s = m.seq(seq, "append");
+  if (n < 0) fail("KVCacheManager::append: negative count {} for sequence {}", n, seq);
+  if (n == 0) return true;  // no slot is handed out, so not even a shared last page is copied
+  // Checking the exact need up front is what makes append all-or-nothing.
+  if (m.pages_needed(s, n) > num_free_pages()) return false;
+  if (m.last_page_needs_copy(s)) m.copy_on_write(s, s.pages.size() - 1);
+  s.length += n;
+  while (static_cast<int64_t>(s.pages.size()) < m.pages_for_tokens(s.length))
+    s.pages.push_back(m.allocate());
+  return true;
+}
+
+int64_t KVCacheManager::slot(SeqHandle seq, int64_t pos) const {
+  const SeqState& s = impl_->seq(seq, "slot");
+  impl_->check_position(s, seq, pos, "slot");
+  int64_t bs = impl_->block_size;
+  return static_cast<int64_t>(s.pages[pos / bs]) * bs + pos % bs;
+}
+
+void KVCacheManager::rewind(SeqHandle seq, int64_t n) {
+  Impl& m = *impl_;
+  SeqState& s = m.seq(seq, "rewind");
+  if (n < 0 || n > s.length)
+    fail("KVCacheManager::rewind: cannot rewind {} tokens of sequence {} with length {}", n, seq,
+         s.length);
+  s.length -= n;
+  // A page that becomes partially filled stays shared if it was; the next write copies it.
+  while (static_cast<int64_t>(s.pages.size()) > m.pages_for_tokens(s.length)) {
+    m.decref(s.pages.back());
+    s.pages.pop_back();
+  }
+}
+
+SeqHandle KVCacheManager::fork(SeqHandle src) {
+  Impl& m = *impl_;
+  SeqState copy = m.seq(src, "fork");
+  SeqHandle handle = m.new_handle();
+  for (PageId page : copy.pages) m.incref(page);
+  m.seqs.emplace(handle, std::move(copy));
+  return handle;
+}
+
+bool KVCacheManager::make_writable(SeqHandle seq, int64_t pos) {
+  Impl& m = *impl_;
+  SeqState& s = m.seq(seq, "make_writable");
+  m.check_position(s, seq, pos, "make_writable");
+  size_t index = static_cast<size_t>(pos / m.block_size);
+  if (m.refs[s.pages[index]] == 1) return true;
+  if (m.free_list.empty()) return false;
+  m.copy_on_write(s, index);
+  return true;
+}
+
+void KVCacheManager::free(SeqHandle seq) {
+  Impl& m = *impl_;
+  SeqState& s = m.seq(seq, "free");
+  // Last page first: the LIFO free list then hands out the same pages in the same order again.
+  for (auto it = s.pages.rbegin(); it != s.pages.rend(); ++it) m.decref(*it);
+  m.seqs.erase(seq);
+}
+
+void KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> pages) {
+  Impl& m = *impl_;
+  SeqState& s = m.seq(seq, "adopt_pages");
+  if (s.length != 0)
+    fail("KVCacheManager::adopt_pages: sequence {} is not empty (length {})", seq, s.length);
+  // Validate everything before touching a ref count, so a bad list changes nothing.
+  std::vector<bool> listed(m.num_pages, false);
+  for (PageId page : pages) {
+    m.check_page_id(page, "adopt_pages");
+    if (m.refs[page] == 0)
+      fail("KVCacheManager::adopt_pages: page {} is free; only pages in use (retained) can be "
+           "adopted into sequence {}",
+           page, seq);
+    if (listed[page])
+      fail("KVCacheManager::adopt_pages: page {} listed twice for sequence {}", page, seq);
+    listed[page] = true;
+  }
+  for (PageId page : pages) m.incref(page);
+  s.pages.assign(pages.begin(), pages.end());
+  s.length = static_cast<int64_t>(pages.size()) * m.block_size;
+}
+
+void KVCacheManager::retain_page(PageId page) {
+  Impl& m = *impl_;
+  m.check_page_id(page, "retain_page");
+  // A free page has no contents worth keeping, and retaining it would hide it from the free list.
+  if (m.refs[page] == 0) fail("KVCacheManager::retain_page: page {} is free", page);
+  m.incref(page);
+  ++m.retains[page];
+}
+
+void KVCacheManager::release_page(PageId page) {
+  Impl& m = *impl_;
+  m.check_page_id(page, "release_page");
+  if (m.retains[page] == 0)
+    fail("KVCacheManager::release_page: page {} holds no retain_page reference", page);
+  --m.retains[page];
+  m.decref(page);
+}
+
+int32_t KVCacheManager::ref_count(PageId page) const {
+  impl_->check_page_id(page, "ref_count");
+  return impl_->refs[page];
+}
+
+int64_t KVCacheManager::length(SeqHandle seq) const { return impl_->seq(seq, "length").length; }
+
+const std::vector<PageId>& KVCacheManager::block_table(SeqHandle seq) const {
+  return impl_->seq(seq, "block_table").pages;
+}
+
+bool KVCacheManager::has_sequence(SeqHandle seq) const { return impl_->seqs.contains(seq); }
+
+int64_t KVCacheManager::num_sequences() const { return static_cast<int64_t>(impl_->seqs.size()); }
+
+// Validates one block table and tallies its pages into `occurrences`; `seen_in[p]` remembers the
+// last sequence that named page p, which catches a page listed twice in one table.
+void KVCacheManager::Impl::check_sequence(SeqHandle handle, const SeqState& s,
+                                          std::vector<int64_t>& occurrences,
+                                          std::vector<SeqHandle>& seen_in) const {
+  if (s.length < 0)
+    fail("KVCacheManager integrity: sequence {} has negative length {}", handle, s.length);
+  int64_t need = pages_for_tokens(s.length);
+  if (static_cast<int64_t>(s.pages.size()) != need)
+    fail("KVCacheManager integrity: sequence {} of length {} has {} pages, needs exactly {}",
+         handle, s.length, s.pages.size(), need);
+  for (PageId page : s.pages) {
+    if (page < 0 || page >= num_pages)
+      fail("KVCacheManager integrity: sequence {} names page id {} out of range", handle, page);
+    if (seen_in[page] == handle)
+      fail("KVCacheManager integrity: sequence {} names page {} twice", handle, page);
+    seen_in[page] = handle;
+    ++occurrences[page];
+  }
+}
+
+void KVCacheManager::Impl::check_free_list() const {
+  std::vector<bool> on_list(num_pages, false);
+  for (PageId page : free_list) {
+    if (page < 0 || page >= num_pages)
+      fail("KVCacheManager integrity: free list holds page id {} out of range", page);
+    if (on_list[page]) fail("KVCacheManager integrity: page {} is on the free list twice", page);
+    if (refs[page] != 0)
+      fail("KVCacheManager integrity: page {} is on the free list with ref count {}", page,
+           refs[page]);
+    on_list[page] = true;
+  }
+  // Every entry is a distinct page with count 0, so the free list and the used pages partition
+  // the pool iff no count-0 page is missing from it.
+  for (int64_t p = 0; p < num_pages; ++p)
+    if (refs[p] == 0 && !on_list[p])
+      fail("KVCacheManager integrity: page {} has ref count 0 but is not on the free list", p);
+}
+
+void KVCacheManager::check_integrity() const {
+  const Impl& m = *impl_;
+  std::vector<int64_t> occurrences(m.num_pages, 0);
+  std::vector<SeqHandle> seen_in(m.num_pages, -1);
+  for (const auto& [handle, s] : m.seqs) m.check_sequence(handle, s, occurrences, seen_in);
+  for (int64_t p = 0; p < m.num_pages; ++p) {
+    if (m.retains[p] < 0)
+      fail("KVCacheManager integrity: page {} has negative retain count {}", p, m.retains[p]);
+    if (m.refs[p] != occurrences[p] + m.retains[p])
+      fail("KVCacheManager integrity: page {} has ref count {} but {} block-table entries and {} "
+           "retains",
+           p, m.refs[p], occurrences[p], m.retains[p]);
+  }
+  m.check_free_list();
+}
+
+}  // namespace drift
