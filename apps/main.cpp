@@ -1,10 +1,12 @@
 // drift: the DriftEngine command-line tool. Dispatches to registered subcommands; every error
 // that reaches here is printed as one line naming what is wrong, with a non-zero exit code.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "apps/command_registry.h"
@@ -34,7 +36,10 @@ void print_usage() {
 
 int main(int argc, char** argv) {
   using namespace drift::app;
+  // Logs go to stderr so stdout carries only results (text, JSON) that scripts can parse.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("drift"));
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  if (const char* level = std::getenv("DRIFT_LOG_LEVEL")) spdlog::set_level(spdlog::level::from_str(level));
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     print_usage();
     return argc < 2 ? 2 : 0;

@@ -161,6 +161,35 @@ void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& log
   }
 }
 
+Tensor Engine::score(const std::vector<int32_t>& ids) {
+  Sequence probe;
+  probe.prompt = ids;
+  probe.params.max_new_tokens = 1;
+  const int64_t vocab = executor_->vocab_size();
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= vocab) fail("token id {} at index {} is out of range [0, {})", ids[i], i, vocab);
+  if (ids.empty()) fail("nothing to score: the token sequence is empty");
+  if (probe.total_len() > options_.limits.max_seq_len)
+    fail("{} tokens exceed max_seq_len {}", ids.size(), options_.limits.max_seq_len);
+  const int64_t len = probe.total_len();
+  if (kv_->pages_for_tokens(len) > kv_->num_free_pages())
+    fail("scoring {} tokens needs {} KV pages, only {} are free", len, kv_->pages_for_tokens(len), kv_->num_free_pages());
+  Tensor logits = Tensor::zeros({len, vocab});
+  probe.kv = kv_->create_sequence();
+  for (int64_t start = 0; start < len; start += options_.limits.max_num_tokens) {
+    const int64_t count = std::min(options_.limits.max_num_tokens, len - start);
+    DRIFT_CHECK(kv_->append(probe.kv, count), "pages vanished while scoring");
+    SchedulerOutput chunk;
+    chunk.chunks.push_back({&probe, start, count, false});
+    ForwardBatch batch = build_batch(chunk);
+    for (int64_t i = 0; i < count; ++i) batch.logit_rows.push_back(static_cast<int32_t>(i));
+    Tensor part = executor_->forward(batch);
+    std::copy(part.as<float>(), part.as<float>() + part.numel(), logits.as<float>() + start * vocab);
+  }
+  kv_->free(probe.kv);
+  return logits;
+}
+
 std::vector<RequestOutput> Engine::step() {
   SchedulerOutput scheduled = scheduler_->schedule();
   for (Sequence* seq : scheduled.rejected)

@@ -59,6 +59,11 @@ class Engine {
   void abort(int64_t id);
   bool has_unfinished() const;
 
+  // Teacher-forced next-token logits for every position of `ids`: host fp32 [len, vocab]
+  // (like vLLM's prompt_logprobs). Runs in chunks of the step token budget, using KV pages of
+  // its own that are released afterwards; the pages must be free (run it while idle).
+  Tensor score(const std::vector<int32_t>& ids);
+
   const Sequence& request(int64_t id) const;
   void release(int64_t id);  // forget a finished request
   const KVCacheManager& kv() const { return *kv_; }

@@ -42,7 +42,7 @@ void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const Forw
   Tensor attn = alloc({t, nh, d});
   backend_.attention(q, kv, batch.attention, 1.0f / std::sqrt(static_cast<float>(d)), block_size_, attn);
   Tensor o = alloc({t, config_.hidden_size});
-  backend_.linear(attn, w.o_proj, Tensor(), o);
+  backend_.linear(attn, w.o_proj, w.o_bias, o);
   backend_.add_inplace(x, o);
 }
 

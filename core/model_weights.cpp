@@ -73,6 +73,8 @@ LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backen
     w.k_norm = backend.upload(r.read(p + "self_attn.k_norm.weight", {d}));
   }
   w.o_proj = backend.upload(r.read(p + "self_attn.o_proj.weight", {h, q_out}));
+  if (c.attention_bias && c.arch != Architecture::Qwen2)  // transformers: o_proj bias follows attention_bias
+    w.o_bias = backend.upload(r.read(p + "self_attn.o_proj.bias", {h}));
   w.gate_up = backend.upload(concat_rows({r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
                                           r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})}));
   w.down = backend.upload(r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size}));

@@ -18,6 +18,7 @@ struct LayerWeights {
   Tensor q_norm;       // [head_dim] or empty (Qwen3)
   Tensor k_norm;
   Tensor o_proj;       // [hidden, heads * head_dim]
+  Tensor o_bias;       // [hidden] or empty (Llama/Mistral/Qwen3 with attention_bias; never Qwen2)
   Tensor post_norm;    // [hidden]
   Tensor gate_up;      // [2 * intermediate, hidden]
   Tensor down;         // [hidden, intermediate]

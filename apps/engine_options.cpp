@@ -1,0 +1,71 @@
+#include "apps/engine_options.h"
+
+#include <charconv>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.h"
+
+namespace po = boost::program_options;
+
+namespace drift::app {
+
+void add_engine_options(po::options_description& desc, EngineSource& source) {
+  desc.add_options()
+      ("config", po::value(&source.config_path), "engine config (TOML, schema_version = 1)")
+      ("model", po::value(&source.model_dir), "checkpoint directory (overrides the config's [model] path)")
+      ("backend", po::value(&source.backend), "cpu | cuda (overrides the config's engine.backend)")
+      ("log-level", po::value(&source.log_level), "trace | debug | info | warn | error | off");
+}
+
+EngineConfig resolve_engine_config(const EngineSource& source) {
+  if (!source.log_level.empty()) {
+    const auto level = spdlog::level::from_str(source.log_level);
+    if (level == spdlog::level::off && source.log_level != "off")
+      fail("--log-level '{}' is not a level (trace, debug, info, warn, error, off)", source.log_level);
+    spdlog::set_level(level);
+  }
+  if (source.config_path.empty() && source.model_dir.empty()) fail("give --config FILE or --model DIR");
+  EngineConfig config = source.config_path.empty() ? EngineConfig{} : load_config(source.config_path);
+  if (!source.model_dir.empty()) config.model.path = source.model_dir;
+  if (!source.backend.empty()) config.engine.backend = source.backend;
+  validate_config(config);
+  return config;
+}
+
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& option) {
+  std::vector<int32_t> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    int32_t value = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size())
+      fail("{} '{}': '{}' is not a token id (expected comma-separated integers)", option, text, item);
+    ids.push_back(value);
+    start = end + 1;
+  }
+  return ids;
+}
+
+bool parse_command_line(const std::vector<std::string>& args, const po::options_description& desc,
+                        po::variables_map& vm, const std::string& usage) {
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << usage << "\n\n" << desc << "\n";
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    fail("{}", e.what());
+  }
+  return true;
+}
+
+}  // namespace drift::app

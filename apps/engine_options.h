@@ -1,0 +1,34 @@
+#pragma once
+// Options shared by the subcommands that build an engine (generate, score, bench): where the
+// config and model come from and which backend runs it, plus the parsing of id lists.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "core/config.h"
+
+namespace drift::app {
+
+struct EngineSource {
+  std::string config_path;
+  std::string model_dir;
+  std::string backend;
+  std::string log_level;
+};
+
+void add_engine_options(boost::program_options::options_description& desc, EngineSource& source);
+// The config file (or defaults) with --model / --backend applied. Throws DriftError when neither
+// a config nor a model is given.
+EngineConfig resolve_engine_config(const EngineSource& source);
+
+// "1,2,3" -> {1, 2, 3}; DriftError naming the option and the bad element otherwise.
+std::vector<int32_t> parse_id_list(const std::string& text, const std::string& option);
+
+// Parses args into vm; --help prints usage and returns false. Bad options throw DriftError
+// naming the option.
+bool parse_command_line(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
+                        boost::program_options::variables_map& vm, const std::string& usage);
+
+}  // namespace drift::app

@@ -1,0 +1,163 @@
+// drift generate: run prompts (text or token ids) through the engine, batched, and print the
+// generated text — streamed for a single prompt — or one JSON object per prompt.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/command_registry.h"
+#include "apps/engine_options.h"
+#include "core/engine.h"
+#include "core/error.h"
+#include "core/tokenizer/streaming_decoder.h"
+#include "kernels/cpu/parallel.h"
+
+namespace po = boost::program_options;
+
+namespace drift::app {
+namespace {
+
+struct GenerateArgs {
+  EngineSource source;
+  std::vector<std::string> prompts;
+  std::vector<std::string> prompt_ids;
+  std::optional<int64_t> max_new_tokens;
+  std::optional<double> temperature, top_p, min_p;
+  std::optional<int64_t> top_k;
+  std::optional<uint64_t> seed;
+  bool json = false;
+  bool ignore_eos = false;
+};
+
+struct Prompt {
+  std::vector<int32_t> ids;
+  std::string text;  // empty for --prompt-ids
+};
+
+SamplingParams sampling_from(const GenerateArgs& a, const GenerationSection& defaults) {
+  SamplingParams p;
+  p.max_new_tokens = a.max_new_tokens.value_or(defaults.max_new_tokens);
+  p.temperature = a.temperature.value_or(defaults.temperature);
+  p.top_k = a.top_k.value_or(defaults.top_k);
+  p.top_p = a.top_p.value_or(defaults.top_p);
+  p.min_p = a.min_p.value_or(defaults.min_p);
+  if (a.seed) p.seed = *a.seed;
+  else if (defaults.seed != 0) p.seed = defaults.seed;
+  p.ignore_eos = a.ignore_eos;
+  return p;
+}
+
+std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine) {
+  std::vector<Prompt> prompts;
+  for (const auto& text : a.prompts) {
+    if (!engine.tokenizer()) fail("--prompt needs a tokenizer, and the model directory has none; use --prompt-ids");
+    prompts.push_back({engine.tokenizer()->encode_prompt(text), text});
+  }
+  for (const auto& list : a.prompt_ids) prompts.push_back({parse_id_list(list, "--prompt-ids"), ""});
+  if (prompts.empty()) fail("give at least one --prompt TEXT or --prompt-ids 1,2,3");
+  return prompts;
+}
+
+std::string decode(const Engine& engine, const std::vector<int32_t>& ids) {
+  return engine.tokenizer() ? engine.tokenizer()->decode(ids) : std::string();
+}
+
+nlohmann::json result_json(const Engine& engine, const Sequence& seq, double seconds) {
+  nlohmann::json j;
+  j["prompt_ids"] = seq.prompt;
+  j["output_ids"] = seq.output;
+  j["text"] = decode(engine, seq.output);
+  j["finish_reason"] = finish_reason_name(seq.finish_reason);
+  if (!seq.error.empty()) j["error"] = seq.error;
+  j["stats"] = {{"prompt_tokens", seq.stats.prompt_tokens},
+                {"output_tokens", seq.stats.output_tokens},
+                {"steps", seq.stats.steps},
+                {"preemptions", seq.stats.preemptions},
+                {"ttft_ms", seq.stats.ttft_ms},
+                {"latency_ms", seq.stats.latency_ms},
+                {"tokens_per_second", seconds > 0 ? seq.stats.output_tokens / seconds : 0.0},
+                {"seed", seq.seed}};
+  return j;
+}
+
+// Runs all requests to completion; with `stream`, prints the single request's text as it grows.
+void run_all(Engine& engine, bool stream) {
+  std::optional<StreamingDecoder> streamer;
+  if (stream && engine.tokenizer()) streamer.emplace(*engine.tokenizer());
+  while (engine.has_unfinished()) {
+    for (const RequestOutput& out : engine.step()) {
+      if (!streamer || out.new_tokens.empty()) continue;
+      std::fputs(streamer->push(out.new_tokens).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  if (streamer) std::fputs(streamer->finish().c_str(), stdout);
+}
+
+int run_generate(const std::vector<std::string>& args) {
+  GenerateArgs a;
+  po::options_description desc("drift generate options");
+  desc.add_options()("help,h", "show this help");
+  add_engine_options(desc, a.source);
+  desc.add_options()
+      ("prompt", po::value(&a.prompts), "prompt text (repeatable: several prompts run batched)")
+      ("prompt-ids", po::value(&a.prompt_ids), "prompt as comma-separated token ids (repeatable)")
+      ("max-new-tokens", po::value<int64_t>(), "tokens to generate per prompt")
+      ("temperature", po::value<double>(), "0 = greedy")
+      ("top-k", po::value<int64_t>(), "keep the k most likely tokens (0 = off)")
+      ("top-p", po::value<double>(), "nucleus sampling mass (1 = off)")
+      ("min-p", po::value<double>(), "drop tokens below min_p x the top probability (0 = off)")
+      ("seed", po::value<uint64_t>(), "sampling seed (same seed, same output)")
+      ("ignore-eos", po::bool_switch(&a.ignore_eos), "keep generating past end-of-sequence tokens")
+      ("json", po::bool_switch(&a.json), "one JSON object per prompt per line");
+  po::variables_map vm;
+  if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...")) return 0;
+  if (vm.count("max-new-tokens")) a.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
+  if (vm.count("temperature")) a.temperature = vm["temperature"].as<double>();
+  if (vm.count("top-k")) a.top_k = vm["top-k"].as<int64_t>();
+  if (vm.count("top-p")) a.top_p = vm["top-p"].as<double>();
+  if (vm.count("min-p")) a.min_p = vm["min-p"].as<double>();
+  if (vm.count("seed")) a.seed = vm["seed"].as<uint64_t>();
+
+  EngineConfig config = resolve_engine_config(a.source);
+  if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
+  auto engine = Engine::from_config(config);
+  const SamplingParams params = sampling_from(a, config.generation);
+  if (std::string bad = validate_sampling_params(params); !bad.empty()) fail("invalid sampling option: {}", bad);
+  const std::vector<Prompt> prompts = collect_prompts(a, *engine);
+
+  std::vector<int64_t> ids;
+  for (const auto& p : prompts) ids.push_back(engine->add_request(p.ids, params));
+  const bool stream = !a.json && prompts.size() == 1;
+  const auto start = Clock::now();
+  run_all(*engine, stream);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  bool any_error = false;
+  int64_t total_tokens = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Sequence& seq = engine->request(ids[i]);
+    total_tokens += seq.stats.output_tokens;
+    any_error |= seq.finish_reason == FinishReason::Error;
+    if (a.json) {
+      std::cout << result_json(*engine, seq, seconds).dump() << "\n";
+    } else if (seq.finish_reason == FinishReason::Error) {
+      std::cerr << "drift generate: prompt " << i << " failed: " << seq.error << "\n";
+    } else if (!stream) {
+      std::cout << (engine->tokenizer() ? decode(*engine, seq.output) : nlohmann::json(seq.output).dump()) << "\n";
+      if (i + 1 < ids.size()) std::cout << "\n";
+    }
+  }
+  if (stream) std::cout << "\n";
+  std::fprintf(stderr, "[stats] %zu prompt(s), %ld tokens in %.3f s (%.1f tokens/s), %ld engine steps\n",
+               prompts.size(), static_cast<long>(total_tokens), seconds, seconds > 0 ? total_tokens / seconds : 0.0,
+               static_cast<long>(engine->metrics().steps));
+  return any_error ? 1 : 0;
+}
+
+}  // namespace
+
+DRIFT_REGISTER_COMMAND(generate, "generate", "generate text for one or more prompts", run_generate);
+
+}  // namespace drift::app

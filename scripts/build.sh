@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures (once) and builds DriftEngine in ./build with Ninja (+ ccache when present).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+fi
+cmake --build build -j "${DRIFT_BUILD_JOBS:-$(nproc)}"

@@ -1,0 +1,177 @@
+// The `drift` binary end to end: the README's main job, JSON output, batching, sampling flags,
+// scoring against the golden logits, and bad input producing clear errors.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/safetensors.h"
+#include "support/golden.h"
+#include "support/run_command.h"
+#include "support/test_data.h"
+
+namespace drift {
+namespace {
+
+using test::run_command;
+using test::shell_quote;
+
+std::string drift() { return shell_quote(test::drift_exe()); }
+std::string stories() { return test::test_data_path("models/stories260K"); }
+
+std::string golden_text(size_t case_index) {
+  std::ifstream in(stories() + "/golden.json");
+  return nlohmann::json::parse(in)["cases"][case_index]["greedy_text"];
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream s(out);
+  for (std::string line; std::getline(s, line);)
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+TEST(GenerateCommandTest, DefaultConfigWritesTheGoldenStory) {
+  // The README's main job. The golden greedy text was produced by transformers from the same
+  // prompt; our streamed text must begin with it (the golden stops at a fixed token count).
+  auto r = run_command("cd " + shell_quote(test::source_dir()) + " && " + drift() +
+                       " generate --config configs/stories260k.toml --prompt 'Once upon a time' --max-new-tokens 200");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string golden = golden_text(1);
+  EXPECT_EQ(r.out.substr(0, golden.size()), golden) << r.out;
+  EXPECT_NE(r.err.find("tokens/s"), std::string::npos);
+}
+
+TEST(GenerateCommandTest, GreedyFromBosEqualsGoldenText) {
+  auto r = run_command(drift() + " generate --model " + shell_quote(stories()) +
+                       " --prompt-ids 1 --max-new-tokens 250 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  const std::string text = lines[0]["text"];
+  const std::string golden = golden_text(0);
+  EXPECT_EQ(text.substr(0, golden.size()), golden);
+}
+
+TEST(GenerateCommandTest, SeveralPromptsRunBatchedWithJsonPerPrompt) {
+  auto r = run_command(drift() + " generate --model " + shell_quote(stories()) +
+                       " --prompt 'Once upon a time' --prompt 'The little dog was sad because' --prompt-ids 1,317"
+                       " --max-new-tokens 12 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["prompt_ids"], nlohmann::json({1, 403, 407, 261, 378}));
+  for (const auto& l : lines) {
+    EXPECT_EQ(l["output_ids"].size(), 12u);
+    EXPECT_EQ(l["finish_reason"], "length");
+    EXPECT_TRUE(l["text"].is_string());
+    EXPECT_GT(l["stats"]["tokens_per_second"].get<double>(), 0.0);
+  }
+}
+
+TEST(GenerateCommandTest, SeededSamplingIsReproducible) {
+  const std::string cmd = drift() + " generate --model " + shell_quote(stories()) +
+                          " --prompt Once --max-new-tokens 40 --temperature 0.9 --top-p 0.9 --seed 5 --json";
+  auto a = run_command(cmd), b = run_command(cmd);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(json_lines(a.out)[0]["output_ids"], json_lines(b.out)[0]["output_ids"]);
+  auto c = run_command(drift() + " generate --model " + shell_quote(stories()) +
+                       " --prompt Once --max-new-tokens 40 --temperature 0.9 --top-p 0.9 --seed 6 --json");
+  EXPECT_NE(json_lines(a.out)[0]["output_ids"], json_lines(c.out)[0]["output_ids"]);
+}
+
+TEST(GenerateCommandTest, BadPromptInABatchFailsAlone) {
+  auto r = run_command(drift() + " generate --model " + shell_quote(stories()) +
+                       " --prompt-ids 1,403 --prompt-ids 1,9999 --prompt-ids 1,317 --max-new-tokens 5 --json");
+  EXPECT_EQ(r.exit_code, 1);
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["finish_reason"], "length");
+  EXPECT_EQ(lines[1]["finish_reason"], "error");
+  EXPECT_NE(lines[1]["error"].get<std::string>().find("token id 9999 at index 1 is out of range [0, 512)"),
+            std::string::npos);
+  EXPECT_EQ(lines[2]["finish_reason"], "length");
+}
+
+struct BadInvocation {
+  const char* args;
+  const char* message;
+};
+
+TEST(GenerateCommandTest, BadInputGivesAClearError) {
+  const std::string model = " --model " + shell_quote(stories());
+  const std::vector<BadInvocation> cases = {
+      {" generate --model /no/such/dir --prompt x", "model directory '/no/such/dir' does not exist"},
+      {" generate --prompt x", "give --config FILE or --model DIR"},
+      {" generate --config /no/such.toml --prompt x", "cannot open config file '/no/such.toml'"},
+      {" generate --backend tpu --prompt x", "engine.backend = \"tpu\""},
+      {" generate --prompt-ids 1,x,3", "--prompt-ids '1,x,3': 'x' is not a token id"},
+      {" generate --prompt x --temperature -2", "temperature = -2"},
+      {" generate --prompt x --top-p 0", "top_p = 0"},
+      {" generate --prompt x --max-new-tokens abc", "max-new-tokens"},
+      {" generate --prompt x --bogus", "unrecognised option '--bogus'"},
+  };
+  for (const auto& c : cases) {
+    const bool needs_model = std::string(c.args).find("--model") == std::string::npos &&
+                             std::string(c.args).find("--config") == std::string::npos &&
+                             std::string(c.message).find("give --config") == std::string::npos;
+    auto r = run_command(drift() + c.args + (needs_model ? model : std::string()));
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\nstderr: " << r.err;
+  }
+}
+
+TEST(GenerateCommandTest, PromptLongerThanMaxSeqLenIsRefused) {
+  std::string ids = "1";
+  for (int i = 0; i < 600; ++i) ids += ",400";
+  auto r = run_command(drift() + " generate --model " + shell_quote(stories()) + " --prompt-ids " + ids + " --json");
+  EXPECT_EQ(r.exit_code, 1);
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0]["error"].get<std::string>().find("prompt has 601 tokens; max_seq_len is 512"), std::string::npos);
+}
+
+TEST(ScoreCommandTest, WritesLogitsMatchingTheGolden) {
+  const std::string dir = test::test_data_path("golden/qwen3-tiny");
+  auto cases = test::load_golden_cases(dir);
+  const auto seq = cases[1].sequence();
+  std::string ids;
+  for (int32_t id : seq) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  const std::string out = test::make_temp_dir("drift-score") + "/logits.safetensors";
+  auto r = run_command(drift() + " score --model " + shell_quote(dir) + " --ids " + ids + " --out " + shell_quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("perplexity"), std::string::npos);
+  SafetensorsCheckpoint written(out);
+  Tensor logits = to_f32(written.get("logits"));
+  ASSERT_EQ(logits.dim(0), static_cast<int64_t>(seq.size()));
+  Tensor head = Tensor::zeros({cases[1].logits.dim(0), logits.dim(1)});
+  std::copy(logits.as<float>(), logits.as<float>() + head.numel(), head.as<float>());
+  EXPECT_LE(test::max_relative_logit_error(head, cases[1].logits), 1e-3);
+}
+
+TEST(ScoreCommandTest, CorruptCheckpointIsNamed) {
+  const std::string dir = test::make_temp_dir("drift-corrupt");
+  std::ifstream src(test::test_data_path("golden/llama-tiny/config.json"));
+  std::ofstream(dir + "/config.json") << src.rdbuf();
+  std::ofstream(dir + "/model.safetensors") << std::string("\x10\0\0\0\0\0\0\0{\"a\":", 13);  // header cut short
+  auto r = run_command(drift() + " score --model " + shell_quote(dir) + " --ids 1,2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(dir + "/model.safetensors"), std::string::npos) << r.err;
+}
+
+TEST(ScoreCommandTest, ConfigJsonWithMissingFieldIsNamed) {
+  const std::string dir = test::make_temp_dir("drift-nofield");
+  std::ifstream src(test::test_data_path("golden/llama-tiny/config.json"));
+  auto json = nlohmann::json::parse(src);
+  json.erase("hidden_size");
+  std::ofstream(dir + "/config.json") << json.dump();
+  auto r = run_command(drift() + " score --model " + shell_quote(dir) + " --ids 1,2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("hidden_size"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("config.json"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace drift

@@ -1,0 +1,121 @@
+// Engine configs: every file in configs/ loads and builds a working engine; unknown keys, wrong
+// types and bad values are errors naming the key, the value and the file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/config.h"
+#include "core/engine.h"
+#include "core/error.h"
+#include "support/test_data.h"
+
+namespace drift {
+namespace {
+
+std::string error_of(const std::string& toml) {
+  try {
+    parse_config(toml, "bad.toml", "/base");
+  } catch (const DriftError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigTest, EveryShippedConfigLoadsAndRuns) {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() + "/configs")) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    EngineConfig config = load_config(entry.path().string());
+    ASSERT_TRUE(std::filesystem::is_directory(config.model.path))
+        << "model path " << config.model.path << " missing (shared data folder beside the checkout?)";
+    if (!config.plugins.empty()) continue;  // plugin configs are exercised by the plugin suites
+    auto engine = Engine::from_config(config);
+    SamplingParams p;
+    p.max_new_tokens = 4;
+    const int64_t id = engine->add_request({1, 2, 3}, p);
+    while (engine->has_unfinished()) engine->step();
+    EXPECT_EQ(engine->request(id).output.size(), 4u);
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 1);
+}
+
+TEST(ConfigTest, ParsesEverySectionAndResolvesPathsAgainstTheFile) {
+  EngineConfig c = parse_config(R"(
+schema_version = 1
+[model]
+path = "models/x"
+[engine]
+backend = "cpu"
+max_batch_size = 3
+max_num_tokens = 77
+max_seq_len = 300
+[kv_cache]
+block_size = 8
+num_pages = 12
+[scheduler]
+policy = "max_utilization"
+[generation]
+max_new_tokens = 5
+temperature = 1
+top_p = 0.5
+seed = 9
+)", "c.toml", "/etc/drift");
+  EXPECT_EQ(c.model.path, "/etc/drift/models/x");
+  EXPECT_EQ(c.engine.max_batch_size, 3);
+  EXPECT_EQ(c.engine.max_num_tokens, 77);
+  EXPECT_EQ(c.kv_cache.num_pages, 12);
+  EXPECT_EQ(c.scheduler.policy, "max_utilization");
+  EXPECT_DOUBLE_EQ(c.generation.temperature, 1.0);
+  EXPECT_EQ(c.generation.seed, 9u);
+}
+
+TEST(ConfigTest, ErrorsNameKeyValueAndFile) {
+  EXPECT_EQ(error_of("schema_version = 1\n[engine]\nmax_batch = 3\n"), "bad.toml: unknown key 'engine.max_batch'");
+  EXPECT_EQ(error_of("schema_version = 1\nbogus = 1\n"), "bad.toml: unknown key 'bogus'");
+  EXPECT_NE(error_of("schema_version = 1\n[engine]\nmax_batch_size = \"8\"\n")
+                .find("key 'engine.max_batch_size' has the wrong type (expected an integer, got string"),
+            std::string::npos);
+  EXPECT_NE(error_of("schema_version = 2\n").find("schema_version = 2 is not supported"), std::string::npos);
+  EXPECT_NE(error_of("[model]\npath = \"x\"\n").find("schema_version = (missing)"), std::string::npos);
+  EXPECT_NE(error_of("schema_version = 1\n[engine]\nbackend = \"tpu\"\n").find("engine.backend = \"tpu\""),
+            std::string::npos);
+  EXPECT_NE(error_of("schema_version = 1\n[scheduler]\npolicy = \"fast\"\n").find("scheduler.policy = \"fast\""),
+            std::string::npos);
+  EXPECT_NE(error_of("schema_version = 1\n[kv_cache]\nblock_size = 0\n").find("kv_cache.block_size = 0 must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(error_of("schema_version = 1\n[engine\n").find("bad.toml: TOML syntax error at line 2"), std::string::npos);
+  EXPECT_NE(error_of("schema_version = 1\nengine = 3\n").find("'engine' must be a table"), std::string::npos);
+}
+
+TEST(ConfigTest, PluginEntriesCarryTheirOwnSettingsTable) {
+  EngineConfig c = parse_config(R"(
+schema_version = 1
+[[plugins]]
+name = "specpv"
+path = "libs/specpv.so"
+[plugins.specpv]
+n_sink_blocks = 2
+[[plugins]]
+name = "prefix_cache"
+)", "p.toml", "/opt");
+  ASSERT_EQ(c.plugins.size(), 2u);
+  EXPECT_EQ(c.plugins[0].path, "/opt/libs/specpv.so");
+  EXPECT_NE(c.plugins[0].settings_toml.find("n_sink_blocks = 2"), std::string::npos);
+  EXPECT_EQ(c.plugins[1].path, "");
+  EXPECT_EQ(error_of("schema_version = 1\n[[plugins]]\nname = \"a\"\nwhat = 1\n"), "bad.toml: unknown key 'plugins.a.what'");
+}
+
+TEST(ConfigTest, MissingFileIsNamed) {
+  try {
+    load_config("/nonexistent/drift.toml");
+    FAIL();
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot open config file '/nonexistent/drift.toml'");
+  }
+}
+
+}  // namespace
+}  // namespace drift

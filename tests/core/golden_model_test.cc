@@ -1,0 +1,129 @@
+// The CPU reference backend against Hugging Face transformers: teacher-forced logits within the
+// golden README's tolerance at every position, and greedy generation equal to HF's wherever the
+// golden top-2 margin makes the choice unambiguous — alone, all cases batched together with
+// chunked prefill, and under KV pressure that forces preemption and recompute.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/engine.h"
+#include "support/golden.h"
+#include "support/test_data.h"
+
+namespace drift {
+namespace {
+
+struct GoldenModel {
+  const char* dir;  // under the test data folder
+};
+
+EngineConfig config_for(const std::string& dir, int64_t token_budget, int64_t num_pages, const char* policy) {
+  EngineConfig config;
+  config.model.path = dir;
+  config.engine.max_num_tokens = token_budget;
+  config.engine.max_batch_size = 16;
+  config.kv_cache.block_size = 16;
+  config.kv_cache.num_pages = num_pages;
+  config.scheduler.policy = policy;
+  return config;
+}
+
+Tensor first_rows(const Tensor& t, int64_t rows) {
+  Tensor out = Tensor::zeros({rows, t.dim(1)});
+  std::memcpy(out.data(), t.data(), out.nbytes());
+  return out;
+}
+
+// Runs every case as a greedy request (no EOS stop, as HF generate was run) in one batch.
+std::vector<std::vector<int32_t>> generate_all(Engine& engine, const std::vector<test::GoldenCase>& cases) {
+  std::vector<int64_t> ids;
+  for (const auto& c : cases) {
+    SamplingParams p;
+    p.max_new_tokens = static_cast<int64_t>(c.output.size());
+    p.ignore_eos = true;
+    ids.push_back(engine.add_request(c.prompt, p));
+  }
+  while (engine.has_unfinished()) engine.step();
+  std::vector<std::vector<int32_t>> outputs;
+  for (int64_t id : ids) {
+    EXPECT_EQ(engine.request(id).finish_reason, FinishReason::Length) << engine.request(id).error;
+    outputs.push_back(engine.request(id).output);
+  }
+  return outputs;
+}
+
+void expect_greedy_matches(const std::vector<test::GoldenCase>& cases, const std::vector<std::vector<int32_t>>& outs) {
+  ASSERT_EQ(cases.size(), outs.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const test::GreedyReference ref = test::greedy_reference(cases[i]);
+    ASSERT_GE(outs[i].size(), ref.prefix);
+    for (size_t j = 0; j < ref.prefix; ++j)
+      ASSERT_EQ(outs[i][j], cases[i].output[j]) << "case " << i << " token " << j << " (required prefix " << ref.prefix << ")";
+    if (ref.next_argmax >= 0)
+      EXPECT_EQ(outs[i][ref.prefix], ref.next_argmax) << "case " << i << ": teacher-forced argmax at " << ref.prefix;
+  }
+}
+
+class GoldenModelTest : public ::testing::TestWithParam<GoldenModel> {
+ protected:
+  void SetUp() override {
+    dir_ = test::test_data_path(GetParam().dir);
+    ASSERT_FALSE(dir_.empty());
+    cases_ = test::load_golden_cases(dir_);
+    ASSERT_FALSE(cases_.empty());
+  }
+  std::string dir_;
+  std::vector<test::GoldenCase> cases_;
+};
+
+TEST_P(GoldenModelTest, TeacherForcedLogitsWithinTolerance) {
+  auto engine = Engine::from_config(config_for(dir_, 64, 64, "guaranteed_no_evict"));
+  double worst = 0.0;
+  for (const auto& c : cases_) {
+    Tensor ours = engine->score(c.sequence());
+    const double err = test::max_relative_logit_error(first_rows(ours, c.logits.dim(0)), c.logits);
+    worst = std::max(worst, err);
+    EXPECT_LE(err, 1e-3) << "prompt length " << c.prompt.size();
+  }
+  RecordProperty("max_relative_logit_error", std::to_string(worst));
+  std::printf("[golden] %s max relative logit error %.3g\n", GetParam().dir, worst);
+  EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+}
+
+TEST_P(GoldenModelTest, GreedyAloneMatchesTransformers) {
+  for (const auto& c : cases_) {
+    auto engine = Engine::from_config(config_for(dir_, 512, 64, "guaranteed_no_evict"));
+    expect_greedy_matches({c}, generate_all(*engine, {c}));
+  }
+}
+
+TEST_P(GoldenModelTest, GreedyBatchedWithChunkedPrefillMatches) {
+  auto config = config_for(dir_, 24, 128, "guaranteed_no_evict");
+  auto engine = Engine::from_config(config);
+  engine->kv();
+  expect_greedy_matches(cases_, generate_all(*engine, cases_));
+  EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+}
+
+TEST_P(GoldenModelTest, GreedyUnderPreemptionMatches) {
+  // Enough pages for the longest case alone, far too few for all at once.
+  int64_t longest = 0;
+  for (const auto& c : cases_) longest = std::max<int64_t>(longest, c.prompt.size() + c.output.size());
+  const int64_t pages = (longest + 15) / 16 + 2;
+  auto engine = Engine::from_config(config_for(dir_, 64, pages, "max_utilization"));
+  expect_greedy_matches(cases_, generate_all(*engine, cases_));
+  if (cases_.size() > 1) EXPECT_GT(engine->metrics().preemptions, 0) << "the KV budget did not force preemption";
+  EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GoldenModelTest,
+                         ::testing::Values(GoldenModel{"golden/llama-tiny"}, GoldenModel{"golden/qwen2-tiny"},
+                                           GoldenModel{"golden/qwen3-tiny"}, GoldenModel{"models/stories260K"}),
+                         [](const auto& info) {
+                           std::string name = info.param.dir;
+                           for (char& ch : name) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace drift

@@ -1,0 +1,62 @@
+#pragma once
+// FakeExecutor: a ModelExecutor with no weights for scheduler/engine tests. It stores each
+// token in its KV slot and predicts the next token as a hash of everything it can read back
+// through the block table — so any KV bookkeeping bug (wrong slot, page shared or freed too
+// early, bad rewind or recompute) changes the output, which tests compare with
+// `reference_continuation`, computed from the true token sequence.
+#include <cstdint>
+#include <vector>
+
+#include "core/forward_batch.h"
+#include "core/tensor.h"
+
+namespace drift::test {
+
+class FakeExecutor final : public ModelExecutor {
+ public:
+  FakeExecutor(int64_t vocab, int64_t num_pages, int64_t block_size)
+      : vocab_(vocab), block_size_(block_size), slots_(num_pages * block_size, -1) {}
+
+  static int32_t next_token(const std::vector<int32_t>& seq, int64_t vocab) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t t : seq) h = (h ^ static_cast<uint64_t>(t + 1)) * 1099511628211ull;
+    return static_cast<int32_t>(h % static_cast<uint64_t>(vocab));
+  }
+  static std::vector<int32_t> reference_continuation(std::vector<int32_t> seq, int64_t n, int64_t vocab) {
+    std::vector<int32_t> out;
+    for (int64_t i = 0; i < n; ++i) {
+      out.push_back(next_token(seq, vocab));
+      seq.push_back(out.back());
+    }
+    return out;
+  }
+
+  int64_t vocab_size() const override { return vocab_; }
+  void copy_page(int32_t src, int32_t dst) override {
+    for (int64_t i = 0; i < block_size_; ++i) slots_[dst * block_size_ + i] = slots_[src * block_size_ + i];
+  }
+
+  Tensor forward(const ForwardBatch& batch) override {
+    batch_sizes.push_back(batch.num_tokens());
+    const auto& a = batch.attention;
+    for (int64_t t = 0; t < batch.num_tokens(); ++t) slots_[a.slots[t]] = batch.tokens[t];
+    Tensor logits = Tensor::zeros({static_cast<int64_t>(batch.logit_rows.size()), vocab_});
+    for (size_t r = 0; r < batch.logit_rows.size(); ++r) {
+      const int32_t t = batch.logit_rows[r];
+      const auto& table = a.block_tables[a.token_seq[t]];
+      std::vector<int32_t> seen;
+      for (int32_t pos = 0; pos < a.kv_len[t]; ++pos)
+        seen.push_back(slots_[table[pos / block_size_] * block_size_ + pos % block_size_]);
+      logits.as<float>()[r * vocab_ + next_token(seen, vocab_)] = 1.0f;
+    }
+    return logits;
+  }
+
+  std::vector<int64_t> batch_sizes;
+
+ private:
+  int64_t vocab_, block_size_;
+  std::vector<int32_t> slots_;
+};
+
+}  // namespace drift::test
