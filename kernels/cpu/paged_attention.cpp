@@ -50,7 +50,12 @@ void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vec
 }  // namespace
 
 void paged_attention(const PagedAttentionArgs& a) {
-  parallel_for(a.tokens * a.num_heads, 4, [&](int64_t begin, int64_t end) {
+  // Split only when there is enough work to pay for waking the workers (~64K multiply-adds).
+  int64_t total_kv = 0;
+  for (int64_t t = 0; t < a.tokens; ++t) total_kv += a.kv_len[t];
+  const int64_t work_per_item = std::max<int64_t>(1, total_kv / std::max<int64_t>(1, a.tokens) * a.head_dim * 2);
+  const int64_t min_chunk = std::max<int64_t>(1, (int64_t{1} << 16) / work_per_item);
+  parallel_for(a.tokens * a.num_heads, min_chunk, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
     for (int64_t i = begin; i < end; ++i) attend_one_head(a, i / a.num_heads, i % a.num_heads, scores);
   });
