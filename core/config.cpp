@@ -19,8 +19,8 @@ class SectionReader {
   SectionReader(const toml::table& table, std::string section, std::string source)
       : table_(table), section_(std::move(section)), source_(std::move(source)) {}
 
-  ~SectionReader() noexcept(false) {
-    if (std::uncaught_exceptions()) return;
+  // Call after reading every key: any key of the table nobody asked for is an error.
+  void reject_unknown_keys() const {
     for (const auto& [key, value] : table_)
       if (!known_.count(std::string(key.str())))
         fail("{}: unknown key '{}{}'", source_, prefix(), std::string(key.str()));
@@ -113,6 +113,7 @@ void read_plugins(const toml::table& root, EngineConfig& config, const std::stri
     }
     plugin.path = resolve_path(plugin.path, base_dir);
     config.plugins.push_back(std::move(plugin));
+    r.reject_unknown_keys();
   }
 }
 
@@ -121,6 +122,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     SectionReader r(*t, "model", source);
     r.read("path", c.model.path);
     c.model.path = resolve_path(c.model.path, base_dir);
+    r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "engine", source)) {
     SectionReader r(*t, "engine", source);
@@ -129,6 +131,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("max_num_tokens", c.engine.max_num_tokens);
     r.read("max_seq_len", c.engine.max_seq_len);
     r.read("num_threads", c.engine.num_threads);
+    r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "kv_cache", source)) {
     SectionReader r(*t, "kv_cache", source);
@@ -136,10 +139,12 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("num_pages", c.kv_cache.num_pages);
     r.read("memory_mb", c.kv_cache.memory_mb);
     r.read("dtype", c.kv_cache.dtype);
+    r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "scheduler", source)) {
     SectionReader r(*t, "scheduler", source);
     r.read("policy", c.scheduler.policy);
+    r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "generation", source)) {
     SectionReader r(*t, "generation", source);
@@ -149,6 +154,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("top_p", c.generation.top_p);
     r.read("min_p", c.generation.min_p);
     r.read("seed", c.generation.seed);
+    r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "speculative", source)) {
     SectionReader r(*t, "speculative", source);
@@ -156,6 +162,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("draft_provider", c.speculative.draft_provider);
     r.read("verification", c.speculative.verification);
     r.read("max_draft_tokens", c.speculative.max_draft_tokens);
+    r.reject_unknown_keys();
   }
   read_plugins(root, c, source, base_dir);
 }
@@ -178,6 +185,7 @@ EngineConfig parse_config(const std::string& toml_text, const std::string& sourc
     top.read("schema_version", schema_version);
     for (const char* name : {"model", "engine", "kv_cache", "scheduler", "generation", "speculative", "plugins"})
       top.allow(name);
+    top.reject_unknown_keys();
   }
   if (schema_version != 1)
     fail("{}: schema_version = {} is not supported (this build reads schema_version = 1)", source_name,
