@@ -20,13 +20,13 @@ namespace {
 
 constexpr const char* kBuiltinPath = "<built-in>";
 
-void fill_info(LoadedPlugin& p) {
+void fill_info(LoadedPlugin& p, const PluginEntry& entry) {
+  if (entry.name.empty()) p.info.name = p.desc.name;  // `--plugin PATH`: the plugin names itself
   p.info.plugin_name = p.desc.name;
   p.info.version = p.desc.version;
   p.info.abi_major = p.desc.abi_major;
   p.info.abi_minor = p.desc.abi_minor;
   p.info.kinds = p.desc.kinds;
-  if (p.info.name.empty()) p.info.name = p.info.plugin_name;
 }
 
 // The descriptor behind an entry: a built-in by name, else the library's entry point.
@@ -135,7 +135,7 @@ void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
     p.context = std::make_unique<PluginContext>(p.info.name, entry.settings_toml, state_.get());
     const drift_plugin_t* raw = open_descriptor(entry, p);
     p.desc = adopt_descriptor(raw, p.info.path);
-    fill_info(p);
+    fill_info(p, entry);
     create_instance(p, entry.settings_toml, state_->model_info.num_layers);
     p.info.enabled = true;
     spdlog::debug("plugin '{}' {} (ABI {}.{}, {}) loaded from {}", p.info.name, p.info.version,
@@ -174,6 +174,17 @@ std::vector<PluginInfo> PluginHost::plugins() const {
 std::vector<PluginInfo> PluginHost::builtin_plugins() {
   PluginHost host;
   return {host.full_policy_->info};
+}
+
+PluginHost::Extension PluginHost::extension(const std::string& plugin, const std::string& key) const {
+  LoadedPlugin* p = find(plugin);
+  if (!p || !p->info.enabled || !p->desc.get_extension) return {};
+  const void* table = nullptr;
+  if (auto why = guarded_call([&] { table = p->desc.get_extension(p->instance, key.c_str()); return DRIFT_OK; })) {
+    spdlog::error("plugin '{}': get_extension(\"{}\") {}", plugin, key, *why);
+    return {};
+  }
+  return table ? Extension{table, p->instance} : Extension{};
 }
 
 bool PluginHost::has_draft_provider() const {

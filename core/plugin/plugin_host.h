@@ -48,6 +48,13 @@ class PluginHost {
   // Configured plugins in config order, enabled or not (with the reason).
   std::vector<PluginInfo> plugins() const;
   static std::vector<PluginInfo> builtin_plugins();
+  // A plugin's get_extension(key): its table and the instance to pass to it; {} when the
+  // plugin is unknown, disabled or does not know the key.
+  struct Extension {
+    const void* table = nullptr;
+    void* instance = nullptr;
+  };
+  Extension extension(const std::string& plugin, const std::string& key) const;
   bool has_draft_provider() const;            // selected and enabled
   std::vector<int32_t> capture_layers() const;  // sorted union of the declared needs
 

@@ -23,7 +23,7 @@ std::vector<std::string> plugin_search_dirs() {
 }
 
 std::string resolve_plugin_path(const PluginEntry& entry) {
-  if (!entry.path.empty()) return entry.path;
+  if (!entry.path.empty()) return std::filesystem::absolute(entry.path).lexically_normal().string();
   if (entry.name.empty()) fail("a plugin entry has neither a name nor a path");
   const std::string& n = entry.name;
   std::vector<std::string> tried;

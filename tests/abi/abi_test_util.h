@@ -28,7 +28,12 @@ class LogCapture {
   }
   ~LogCapture() { spdlog::set_default_logger(previous_); }
 
-  std::vector<std::string> lines() const { return sink_->last_formatted(); }
+  std::vector<std::string> lines() const {
+    std::vector<std::string> out = sink_->last_formatted();
+    for (std::string& line : out)
+      if (!line.empty() && line.back() == '\n') line.pop_back();
+    return out;
+  }
   // Lines containing `needle`.
   std::vector<std::string> matching(const std::string& needle) const {
     std::vector<std::string> out;
