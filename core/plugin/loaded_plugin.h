@@ -1,0 +1,52 @@
+#pragma once
+// LoadedPlugin: PluginHost's record of one plugin (internal to core/plugin/).
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/plugin/host_services.h"
+#include "core/plugin/plugin_library.h"
+#include "core/plugin/plugin_types.h"
+#include "drift/plugin.h"
+
+namespace drift {
+
+struct LoadedPlugin {
+  std::unique_ptr<PluginLibrary> library;  // declared first: unloaded after everything else
+  std::unique_ptr<PluginContext> context;
+  drift_plugin_t desc{};                   // the adopted (zero-filled) descriptor
+  void* instance = nullptr;                // non-null between a successful create and destroy
+  PluginInfo info;
+  std::vector<int32_t> capture_layers;
+  std::set<drift_seq_id_t> disabled_requests;
+  std::set<drift_page_id_t> held_pages;    // cache manager: pages the host retains for it
+
+  bool is(drift_kinds_t kind) const { return info.enabled && (desc.kinds & kind); }
+  bool usable_for(drift_seq_id_t seq) const {
+    return info.enabled && !disabled_requests.contains(seq);
+  }
+};
+
+inline drift_request_info_t to_c(const RequestInfo& r) {
+  drift_request_info_t c{};
+  c.struct_size = sizeof(c);
+  c.seq_id = r.seq;
+  c.tokens = r.tokens.data();
+  c.num_tokens = static_cast<int64_t>(r.tokens.size());
+  c.num_prompt_tokens = r.num_prompt_tokens;
+  c.num_cached_tokens = r.num_cached_tokens;
+  c.max_new_tokens = r.max_new_tokens;
+  c.temperature = r.temperature;
+  c.resumed = r.resumed;
+  return c;
+}
+
+inline drift_step_t to_c(const StepInfo& s) {
+  drift_step_t c{};
+  c.struct_size = sizeof(c);
+  c.step = s.step;
+  c.stream = s.stream;
+  return c;
+}
+
+}  // namespace drift

@@ -1,0 +1,110 @@
+#pragma once
+// PluginHost: loads the configured plugins and is the engine's only way to call them.
+//
+// The engine owns one PluginHost and calls its typed methods at the points of DESIGN.md's
+// engine step (see the call order in drift/plugin.h). Every call into plugin code is guarded:
+// an error status, an exception or an invalid result disables that plugin for the request(s)
+// concerned with ONE "[fallback]" warning naming plugin, hook and reason, and the method
+// returns what the engine would do without the plugin (no draft, a full KV view, no cache
+// hit). A plugin that fails to load, validate or create is disabled for the engine's lifetime
+// (also one "[fallback]" line) and the others load regardless. Not thread-safe: call from the
+// engine thread only.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/plugin/host_services.h"
+#include "core/plugin/plugin_types.h"
+
+namespace drift {
+
+struct LoadedPlugin;
+
+class PluginHost {
+ public:
+  explicit PluginHost(HostCallbacks callbacks = {});
+  ~PluginHost();  // destroys instances in reverse config order, then unloads the libraries
+  PluginHost(const PluginHost&) = delete;
+  PluginHost& operator=(const PluginHost&) = delete;
+
+  // Engine description plugins read through host->model_info; set it before load_all (the
+  // capture-layer and KV-view buffers are sized from it). Callbacks may be filled any time
+  // before the first step.
+  void set_model_info(const drift_model_info_t& info);
+  HostCallbacks& callbacks();
+
+  // Loads, validates and creates every entry in config order (entry.path, else a built-in
+  // name, else a search by name: resolve_plugin_path), then asks on_declare_needs.
+  void load_all(const std::vector<PluginEntry>& entries);
+  // The roles from [speculative]: the draft provider's entry name ("" = no speculation) and
+  // the verification policy's ("full" = the built-in). An unknown name or a plugin of the
+  // wrong kind logs one [fallback] line and leaves that role at its default.
+  void select(const std::string& draft_provider, const std::string& verification_policy);
+
+  // Configured plugins in config order, enabled or not (with the reason).
+  std::vector<PluginInfo> plugins() const;
+  static std::vector<PluginInfo> builtin_plugins();
+  // A plugin's get_extension(key): its table and the instance to pass to it; {} when the
+  // plugin is unknown, disabled or does not know the key.
+  struct Extension {
+    const void* table = nullptr;
+    void* instance = nullptr;
+  };
+  Extension extension(const std::string& plugin, const std::string& key) const;
+  bool has_draft_provider() const;            // selected and enabled
+  std::vector<int32_t> capture_layers() const;  // sorted union of the declared needs
+
+  // ---- Common hooks: every enabled plugin, in config order -----------------------------
+  // After admission, once the prefix pages (if any) are adopted.
+  void request_start(const RequestInfo& request);
+  // Finished, aborted or preempted. Forgets per-request disabling unless preempted.
+  void request_finish(drift_seq_id_t seq, FinishReason reason);
+  // Tokens committed this step (>= 1), then -- only if n > 0 -- the speculative positions
+  // discarded. Call accept before rewind.
+  void accept(drift_seq_id_t seq, std::span<const drift_token_t> tokens);
+  void rewind(drift_seq_id_t seq, int64_t n);
+
+  // ---- Speculation: the selected draft provider / verification policy -------------------
+  // One tree per request, same order; empty for sequences without a draft.
+  std::vector<DraftTree> propose(const StepInfo& step, std::span<const DraftRequest> requests);
+  // One view per request, same order; full unless the policy chose (valid) page lists.
+  std::vector<KvView> choose_kv_view(const StepInfo& step, std::span<const KvViewRequest> requests);
+
+  // ---- Cache managers, in config order. The host tracks which pages each plugin holds ----
+  // Pages holding the request's leading full blocks (at most max_pages): the first cache
+  // manager with a hit wins. Read-only; may be asked again while admission waits. The engine
+  // adopts the result (KVCacheManager::adopt_pages).
+  std::vector<drift_page_id_t> prefix_match(const RequestInfo& request, int32_t max_pages);
+  // Offers committed full pages; returns the pages the engine must retain_page() now, once
+  // per entry (a page two cache managers keep appears twice).
+  std::vector<drift_page_id_t> pages_full(const FullPages& pages);
+  // Asks cache managers in order until `wanted` pages are given back; returns the pages the
+  // engine must release_page(), once per entry. A cache manager that fails here is disabled
+  // for the engine and all its pages are in the result.
+  std::vector<drift_page_id_t> evict(int32_t wanted);
+  // Every page still held, once per holding plugin: release them at shutdown.
+  std::vector<drift_page_id_t> held_pages() const;
+
+ private:
+  void load_one_into(LoadedPlugin& plugin, const PluginEntry& entry);
+  LoadedPlugin* find(const std::string& name) const;
+  void fallback(LoadedPlugin& plugin, const char* hook, std::span<const drift_seq_id_t> seqs,
+                const std::string& reason);
+  std::vector<drift_page_id_t> disable(LoadedPlugin& plugin, const char* hook,
+                                       const std::string& reason);
+  // Guarded call of one hook for one request; false (and a [fallback] line) when it failed.
+  bool call_for(LoadedPlugin& plugin, const char* hook, drift_seq_id_t seq,
+                const std::function<drift_status_t()>& call);
+
+  std::unique_ptr<HostState> state_;
+  std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
+  std::unique_ptr<LoadedPlugin> full_policy_;  // the built-in default verification policy
+  LoadedPlugin* draft_provider_ = nullptr;
+  LoadedPlugin* verification_ = nullptr;
+};
+
+}  // namespace drift

@@ -1,0 +1,88 @@
+#pragma once
+// C++ views of the plugin hook arguments and results, as the engine passes and receives them
+// through PluginHost. The host converts them to and from the C structs of drift/plugin.h, so
+// the engine never touches ABI structs or plugin-owned buffers.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "drift/plugin.h"
+
+namespace drift {
+
+enum class FinishReason : int32_t {
+  Stop = DRIFT_FINISH_STOP,
+  Length = DRIFT_FINISH_LENGTH,
+  Abort = DRIFT_FINISH_ABORT,
+  Preempted = DRIFT_FINISH_PREEMPTED,  // the request will be re-admitted (resumed)
+  Error = DRIFT_FINISH_ERROR,
+};
+
+struct RequestInfo {
+  drift_seq_id_t seq = 0;
+  std::span<const drift_token_t> tokens;  // prompt (+ generated tokens when resumed)
+  int64_t num_prompt_tokens = 0;
+  int64_t num_cached_tokens = 0;          // KV adopted from a cache manager's prefix match
+  int64_t max_new_tokens = 0;
+  double temperature = 0.0;
+  bool resumed = false;
+};
+
+struct StepInfo {
+  int64_t step = 0;
+  void* stream = nullptr;  // nullptr on the CPU backend
+};
+
+struct DraftRequest {
+  drift_seq_id_t seq = 0;
+  int32_t budget = 0;      // max draft nodes for this sequence this step
+};
+
+// Nodes in topological order; parents[i] == -1 is the last committed token. Empty: no draft.
+struct DraftTree {
+  drift_seq_id_t seq = 0;
+  std::vector<drift_token_t> tokens;
+  std::vector<int32_t> parents;
+  std::vector<float> probs;  // empty unless the provider gave per-node draft probabilities
+};
+
+struct KvViewRequest {
+  drift_seq_id_t seq = 0;
+  int32_t max_pages = 0;   // the sequence's block-table length
+};
+
+// full: attend to the whole block table. Otherwise `lists` holds one page list per layer, or
+// per (layer, kv head) at layer * num_kv_heads + head when per_kv_head.
+struct KvView {
+  drift_seq_id_t seq = 0;
+  bool full = true;
+  bool per_kv_head = false;
+  std::vector<std::vector<drift_page_id_t>> lists;
+};
+
+struct FullPages {
+  drift_seq_id_t seq = 0;
+  int64_t first_block = 0;                   // block-table index of pages[0]
+  std::span<const drift_page_id_t> pages;
+  std::span<const drift_token_t> tokens;     // pages.size() * block_size tokens
+  std::span<const drift_token_t> prefix;     // the first_block * block_size tokens before them
+};
+
+// What `drift plugins list` prints and what the engine logs at start-up.
+struct PluginInfo {
+  std::string name;         // the config entry's name (the key [speculative] refers to)
+  std::string plugin_name;  // the descriptor's own name
+  std::string version;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  drift_kinds_t kinds = 0;
+  std::string path;         // the library it was loaded from, or "<built-in>"
+  bool enabled = false;
+  std::string error;        // why it is disabled (load, validation or create failure)
+};
+
+// "draft_provider,verification_policy,cache_manager" (or "none").
+std::string kinds_string(drift_kinds_t kinds);
+
+}  // namespace drift

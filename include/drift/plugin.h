@@ -1,0 +1,410 @@
+/*
+ * drift/plugin.h -- DriftEngine plugin ABI, version 1.
+ *
+ * The ONE header a plugin author needs. Pure C99 (stdint, stddef, stdbool only); compiles as C
+ * and as C++ with -Wall -Wextra -Werror -pedantic. A plugin is a shared object exporting one
+ * function, DRIFT_PLUGIN_ENTRY_POINT, that returns a static descriptor: identity, kinds (draft
+ * provider, verification policy, cache manager), and a table of hooks. The engine ("host")
+ * passes in a table of services (logging, model info, tensors, checkpoints, engine state,
+ * compute primitives). Plugins never link against engine symbols.
+ *
+ * Compatibility rules (for both sides):
+ *  - abi_major MUST match the host's exactly; a mismatch is refused and both numbers logged.
+ *  - Every struct that either side may grow starts with `struct_size` and only ever gets fields
+ *    appended. A reader MUST NOT touch fields at or beyond struct_size (see DRIFT_HAS_FIELD);
+ *    the host copies the descriptor into a zeroed struct, so fields an older plugin lacks read
+ *    as 0/NULL and fields a newer plugin added are ignored.
+ *  - Arrays of structs are never passed: per-sequence structs come as arrays of pointers, so
+ *    they may grow too.
+ *
+ * Status: every hook and service returns drift_status_t. Details go through host->log, never
+ * through exceptions: a hook MUST NOT let a C++ exception escape. (The host still catches one
+ * and treats it like DRIFT_ERROR.) When a hook fails, the host logs ONE "[fallback]" line and
+ * calls no further hooks of that plugin for that request -- not even on_request_finish, so the
+ * plugin MUST drop the request's state itself before returning the error. The request goes on
+ * without the plugin (no draft / full verification / no caching). A failing create or
+ * on_declare_needs disables the plugin for the engine's lifetime.
+ *
+ * Call order (one engine, per request; hooks of different plugins follow config order):
+ *   load:     drift_plugin_get -> create -> on_declare_needs
+ *   admit:    on_prefix_match (cache managers; read-only; MAY repeat while admission waits)
+ *             -> on_request_start (once admitted; prefix pages already adopted)
+ *   per step: on_propose (the draft provider; decode sequences with speculation on)
+ *             -> on_choose_kv_view (the verification policy) -> target forward
+ *             -> on_accept (committed tokens, >= 1) -> on_rewind (only when n > 0)
+ *             -> on_pages_full (cache managers, pages that became full and committed)
+ *   any time between steps: on_evict (cache managers, when the host needs pages)
+ *   end:      on_request_finish (reason says stop/length/abort/preempted)
+ *   unload:   destroy
+ * A preempted request (recompute) gets on_request_finish(DRIFT_FINISH_PREEMPTED); when it is
+ * re-admitted it gets on_prefix_match / on_request_start again with `resumed` set and its
+ * generated tokens appended to the prompt.
+ *
+ * Threading: the host calls hooks of one instance from one thread at a time, never
+ * concurrently. Host services MUST only be called from inside a hook (or create/destroy), on
+ * the thread that called the hook. Hooks MUST NOT block on I/O or sleep.
+ *
+ * Ownership: everything the host passes in (pointers, arrays, strings, tensor views) is owned
+ * by the host and valid only until the hook returns; a plugin MUST copy what it keeps. Output
+ * buffers are allocated by the host with the stated capacity; a plugin MUST NOT write beyond
+ * it. The descriptor and its strings MUST stay valid until the library is unloaded (static).
+ * Tensors from tensor_alloc belong to the plugin until tensor_free and MUST be freed by destroy.
+ *
+ * GPU work: hooks that receive a `stream` MUST enqueue device work on that stream (or make
+ * their own streams wait for it and make it wait for them before returning) and MUST NOT
+ * synchronise the whole device. Host-memory outputs (draft trees, page lists) MUST be complete
+ * when the hook returns. With the CPU backend, stream is NULL and every service runs on the CPU.
+ */
+#ifndef DRIFT_PLUGIN_H
+#define DRIFT_PLUGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DRIFT_ABI_MAJOR 1
+#define DRIFT_ABI_MINOR 0
+/* Packed version passed to the entry point: major in the high 16 bits. */
+#define DRIFT_ABI_VERSION ((uint32_t)((DRIFT_ABI_MAJOR << 16) | DRIFT_ABI_MINOR))
+#define DRIFT_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
+#define DRIFT_ABI_VERSION_MINOR(v) ((uint32_t)(v) & 0xffffu)
+
+#define DRIFT_PLUGIN_ENTRY_POINT "drift_plugin_get"
+#if defined(_WIN32)
+#define DRIFT_EXPORT __declspec(dllexport)
+#else
+#define DRIFT_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when `ptr` (a struct with struct_size) is large enough to hold `field`. */
+#define DRIFT_HAS_FIELD(ptr, type, field) \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
+/* ---- Basic types ------------------------------------------------------------------------- */
+
+typedef int32_t drift_status_t;
+enum {
+  DRIFT_OK = 0,
+  DRIFT_ERROR = 1,                  /* generic failure; say why through host->log */
+  DRIFT_ERROR_INVALID_ARGUMENT = 2,
+  DRIFT_ERROR_NOT_SUPPORTED = 3,    /* a service the current engine/backend does not provide */
+  DRIFT_ERROR_NOT_FOUND = 4,        /* unknown key, tensor, sequence, page */
+  DRIFT_ERROR_OUT_OF_MEMORY = 5
+};
+
+/* Plugin kinds, a bit set: one plugin may implement several. */
+typedef uint32_t drift_kinds_t;
+#define DRIFT_KIND_DRAFT_PROVIDER 0x1u
+#define DRIFT_KIND_VERIFICATION_POLICY 0x2u
+#define DRIFT_KIND_CACHE_MANAGER 0x4u
+
+typedef int64_t drift_seq_id_t;  /* the request id; unique for the engine's lifetime */
+typedef int32_t drift_token_t;
+typedef int32_t drift_page_id_t; /* index into the engine's KV page pool */
+
+enum { DRIFT_LOG_DEBUG = 0, DRIFT_LOG_INFO = 1, DRIFT_LOG_WARN = 2, DRIFT_LOG_ERROR = 3 };
+
+enum {
+  DRIFT_FINISH_STOP = 0,      /* EOS, stop token or stop string */
+  DRIFT_FINISH_LENGTH = 1,    /* max_new_tokens or max_seq_len */
+  DRIFT_FINISH_ABORT = 2,     /* the caller cancelled */
+  DRIFT_FINISH_PREEMPTED = 3, /* pages reclaimed; the request will start again (resumed) */
+  DRIFT_FINISH_ERROR = 4      /* the engine failed the request */
+};
+
+/* ---- Tensors (DLPack-like; never owns memory by itself) ------------------------------------ */
+
+enum { DRIFT_DTYPE_F32 = 0, DRIFT_DTYPE_F16 = 1, DRIFT_DTYPE_BF16 = 2, DRIFT_DTYPE_I32 = 3 };
+enum { DRIFT_DEVICE_CPU = 0, DRIFT_DEVICE_CUDA = 1 };
+#define DRIFT_MAX_DIMS 6
+
+typedef struct drift_tensor_t {
+  void* data;
+  int32_t dtype;   /* DRIFT_DTYPE_* */
+  int32_t device;  /* DRIFT_DEVICE_* */
+  int32_t device_id;
+  int32_t ndim;    /* 0..DRIFT_MAX_DIMS */
+  int64_t shape[DRIFT_MAX_DIMS];
+  int64_t strides[DRIFT_MAX_DIMS]; /* in elements. Compute primitives take row-major contiguous
+                                      tensors only; tensor_alloc always returns those. */
+} drift_tensor_t;
+
+/* ---- Engine / model description (host-owned, valid for the plugin's lifetime) -------------- */
+
+#define DRIFT_MAX_EOS_TOKENS 8
+typedef struct drift_model_info_t {
+  uint32_t struct_size;
+  int32_t device;            /* where engine tensors live: DRIFT_DEVICE_* */
+  int32_t activation_dtype;  /* dtype of hidden states / KV: DRIFT_DTYPE_* */
+  int64_t vocab_size;
+  int64_t hidden_size;
+  int64_t intermediate_size;
+  int64_t num_layers;
+  int64_t num_heads;
+  int64_t num_kv_heads;
+  int64_t head_dim;
+  int64_t max_position_embeddings;
+  double rms_norm_eps;
+  double rope_theta;
+  int64_t block_size;        /* KV tokens per page */
+  int64_t num_pages;         /* KV page pool size */
+  int32_t bos_token_id;      /* -1 when none */
+  int32_t num_eos_tokens;
+  int32_t eos_token_ids[DRIFT_MAX_EOS_TOKENS];
+} drift_model_info_t;
+
+/* ---- Hook arguments ------------------------------------------------------------------------ */
+
+typedef struct drift_request_info_t {
+  uint32_t struct_size;
+  drift_seq_id_t seq_id;
+  const drift_token_t* tokens;  /* prompt, plus generated tokens when resumed */
+  int64_t num_tokens;
+  int64_t num_prompt_tokens;    /* the original prompt's length (<= num_tokens) */
+  int64_t num_cached_tokens;    /* leading tokens whose KV came from a cache manager */
+  int64_t max_new_tokens;
+  double temperature;           /* 0: greedy */
+  bool resumed;                 /* restarting after preemption */
+} drift_request_info_t;
+
+typedef struct drift_step_t {
+  uint32_t struct_size;
+  int64_t step;                 /* engine step counter */
+  void* stream;                 /* the stream GPU work goes on (NULL on the CPU backend) */
+} drift_step_t;
+
+/* What a plugin needs the host to prepare, asked once after create. Host-owned buffers. */
+typedef struct drift_needs_t {
+  uint32_t struct_size;
+  int32_t* capture_layers;      /* in: buffer of max_capture_layers; out: target layer indices */
+  int32_t max_capture_layers;   /* in: the model's num_layers */
+  int32_t num_capture_layers;   /* out: hidden states after these layers are captured each step */
+} drift_needs_t;
+
+/* One sequence's draft tree. Nodes are in topological order: parents[i] < i, and -1 means the
+ * sequence's last committed token. A chain is parents = {-1, 0, 1, ...}. */
+typedef struct drift_draft_tree_t {
+  uint32_t struct_size;
+  drift_seq_id_t seq_id;        /* in */
+  int32_t budget;               /* in: capacity of the buffers; MUST NOT write more nodes */
+  int32_t num_nodes;            /* out: 0..budget (0 = no draft this step) */
+  drift_token_t* tokens;        /* out[budget] */
+  int32_t* parents;             /* out[budget] */
+  float* probs;                 /* out[budget], optional: draft probability of tokens[i] */
+  bool has_probs;               /* out: probs were written */
+} drift_draft_tree_t;
+
+enum {
+  DRIFT_KV_VIEW_FULL = 0,       /* attend to the whole block table: a full verification */
+  DRIFT_KV_VIEW_PAGES = 1       /* attend to explicit page lists (partial verification) */
+};
+
+/* One sequence's KV view for the verify forward. Choosing FULL is how a policy says a full
+ * verification must run this step (e.g. a periodic refresh). With PAGES, list l (layer l, or
+ * layer l / kv head h at index l * num_kv_heads + h when per_kv_head) is
+ * pages[l * max_pages .. + page_counts[l]). Pages MUST come from the sequence's block table;
+ * the tail pages that receive the tree's KV are always attended and need not be listed. */
+typedef struct drift_kv_view_t {
+  uint32_t struct_size;
+  drift_seq_id_t seq_id;        /* in */
+  int32_t mode;                 /* out: DRIFT_KV_VIEW_* (host presets FULL) */
+  bool per_kv_head;             /* out: one list per (layer, kv head) instead of per layer */
+  int32_t max_pages;            /* in: capacity of each list (the block table's length) */
+  int32_t* page_counts;         /* out[num_layers * num_kv_heads] */
+  drift_page_id_t* pages;       /* out[num_layers * num_kv_heads * max_pages] */
+} drift_kv_view_t;
+
+/* Pages of one sequence that just became full and committed (KV final), offered for caching. */
+typedef struct drift_full_pages_t {
+  uint32_t struct_size;
+  drift_seq_id_t seq_id;
+  int64_t first_block;          /* index of pages[0] in the sequence's block table */
+  int32_t num_pages;
+  const drift_page_id_t* pages;
+  const drift_token_t* tokens;  /* num_pages * block_size tokens held by these pages */
+  const drift_token_t* prefix;  /* the first_block * block_size tokens before them */
+} drift_full_pages_t;
+
+/* Engine-side page facts, read through host->page_info. */
+typedef struct drift_page_info_t {
+  uint32_t struct_size;
+  int32_t ref_count;            /* sequences + cache references; > 1 means shared (read-only) */
+  int32_t num_tokens;           /* filled slots */
+} drift_page_info_t;
+
+/* Attention through host->attention. Either the plugin's own contiguous K/V (k, v non-NULL,
+ * e.g. a draft head's cache) or the engine's paged KV of seq_id at `layer` (k, v NULL),
+ * restricted to `pages` when num_pages > 0. mask (optional, [n_q, n_kv], 1 = may attend) gives
+ * a tree mask; without one attention is causal by position. */
+typedef struct drift_attention_args_t {
+  uint32_t struct_size;
+  const drift_tensor_t* q;           /* [n_q, num_heads, head_dim] */
+  const drift_tensor_t* k;           /* [n_kv, num_kv_heads, head_dim] or NULL */
+  const drift_tensor_t* v;
+  const drift_tensor_t* q_positions; /* I32 [n_q] */
+  const uint8_t* mask;               /* [n_q * n_kv] or NULL */
+  drift_seq_id_t seq_id;             /* paged KV only */
+  int32_t layer;
+  const drift_page_id_t* pages;
+  int32_t num_pages;
+  float scale;                       /* 0: 1/sqrt(head_dim) */
+  drift_tensor_t* out;               /* [n_q, num_heads, head_dim] */
+} drift_attention_args_t;
+
+/* ---- Host services ------------------------------------------------------------------------- */
+
+/* Append-only. Each plugin gets its own table; pass `ctx` back as the first argument. Services
+ * a backend cannot provide return DRIFT_ERROR_NOT_SUPPORTED. A plugin built against a newer
+ * header MUST check DRIFT_HAS_FIELD before calling a service newer than the host. */
+typedef struct drift_host_api_t {
+  uint32_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  void* ctx;
+
+  void (*log)(void* ctx, int32_t level, const char* message);
+
+  /* The plugin's own [plugins.<name>] table; `key` is dotted ("tree.depth").
+   * DRIFT_ERROR_NOT_FOUND when absent, DRIFT_ERROR_INVALID_ARGUMENT when the type differs.
+   * get_setting_string copies at most cap-1 bytes plus NUL and stores the full length in *len. */
+  drift_status_t (*get_setting_int)(void* ctx, const char* key, int64_t* out);
+  drift_status_t (*get_setting_double)(void* ctx, const char* key, double* out);
+  drift_status_t (*get_setting_bool)(void* ctx, const char* key, bool* out);
+  drift_status_t (*get_setting_string)(void* ctx, const char* key, char* buf, size_t cap,
+                                       size_t* len);
+
+  const drift_model_info_t* (*model_info)(void* ctx);
+
+  /* Tensors on the engine device, row-major contiguous, owned by the plugin until freed.
+   * tensor_copy: same dtype and element count, any devices; it has completed when it returns
+   * if dst is in CPU memory, otherwise it is ordered on `stream`. */
+  drift_status_t (*tensor_alloc)(void* ctx, int32_t dtype, int32_t ndim, const int64_t* shape,
+                                 drift_tensor_t* out);
+  void (*tensor_free)(void* ctx, drift_tensor_t* tensor);
+  drift_status_t (*tensor_copy)(void* ctx, void* stream, const drift_tensor_t* src,
+                                drift_tensor_t* dst);
+  /* Loads the named tensors of a safetensors checkpoint (a file, or a directory with an index)
+   * into new tensors on the engine device, converted to the activation dtype. */
+  drift_status_t (*load_safetensors)(void* ctx, const char* path, const char* const* names,
+                                     size_t num_names, drift_tensor_t* out);
+
+  /* Engine state, read-only views valid until the hook returns. */
+  /* Hidden states after `layer` (one of the declared capture layers) for the sequence's rows
+   * of the last target forward: [n_rows, hidden_size], rows in forward order. */
+  drift_status_t (*hidden_states)(void* ctx, drift_seq_id_t seq, int32_t layer,
+                                  drift_tensor_t* out);
+  drift_status_t (*sequence_tokens)(void* ctx, drift_seq_id_t seq, const drift_token_t** tokens,
+                                    int64_t* num_tokens);
+  drift_status_t (*block_table)(void* ctx, drift_seq_id_t seq, const drift_page_id_t** pages,
+                                int64_t* num_pages, int64_t* num_tokens);
+  drift_status_t (*page_info)(void* ctx, drift_page_id_t page, drift_page_info_t* out);
+  /* Per-page key summary for page selection: [num_pages, num_kv_heads, head_dim]. */
+  drift_status_t (*page_key_summary)(void* ctx, int32_t layer, drift_tensor_t* out);
+
+  /* Compute primitives on the engine's backend, ordered on `stream`. out tensors are
+   * preallocated by the caller; in-place (out == input) is allowed for rms_norm, rope,
+   * softmax and silu_mul. */
+  drift_status_t (*embedding)(void* ctx, void* stream, const drift_tensor_t* table,
+                              const drift_tensor_t* ids, drift_tensor_t* out);
+  /* out[m, n] = x[m, k] * w[n, k]^T (+ bias[n]); bias may be NULL. */
+  drift_status_t (*gemm)(void* ctx, void* stream, const drift_tensor_t* x, const drift_tensor_t* w,
+                         const drift_tensor_t* bias, drift_tensor_t* out);
+  drift_status_t (*rms_norm)(void* ctx, void* stream, const drift_tensor_t* x,
+                             const drift_tensor_t* weight, float eps, drift_tensor_t* out);
+  /* x [n, heads, head_dim] rotated in place with the target model's rope settings. */
+  drift_status_t (*rope)(void* ctx, void* stream, drift_tensor_t* x,
+                         const drift_tensor_t* positions);
+  drift_status_t (*attention)(void* ctx, void* stream, const drift_attention_args_t* args);
+  /* out = silu(gate) * up */
+  drift_status_t (*silu_mul)(void* ctx, void* stream, const drift_tensor_t* gate,
+                             const drift_tensor_t* up, drift_tensor_t* out);
+  /* softmax over the last dimension, after dividing by temperature (> 0). */
+  drift_status_t (*softmax)(void* ctx, void* stream, const drift_tensor_t* x, float temperature,
+                            drift_tensor_t* out);
+  /* Largest k along the last dimension of x [n, v]: values F32 [n, k], indices I32 [n, k],
+   * descending. */
+  drift_status_t (*top_k)(void* ctx, void* stream, const drift_tensor_t* x, int32_t k,
+                          drift_tensor_t* values, drift_tensor_t* indices);
+} drift_host_api_t;
+
+/* ---- The plugin descriptor ------------------------------------------------------------------ */
+
+/* Required hooks: create, destroy; plus per kind -- draft provider: on_propose; verification
+ * policy: on_choose_kv_view; cache manager: on_prefix_match, on_pages_full, on_evict. Every
+ * other hook is optional (NULL = not interested). The host refuses a plugin lacking a required
+ * hook at load. `instance` is whatever create stored. */
+typedef struct drift_plugin_t {
+  uint32_t struct_size;  /* sizeof(drift_plugin_t) as the plugin was compiled */
+  uint32_t abi_major;    /* DRIFT_ABI_MAJOR */
+  uint32_t abi_minor;    /* DRIFT_ABI_MINOR */
+  const char* name;      /* e.g. "eagle3" */
+  const char* version;   /* the plugin's own version, e.g. "1.2.0" */
+  drift_kinds_t kinds;
+
+  /* Lifecycle. `host` stays valid until destroy returns. settings_toml is the plugin's
+   * [plugins.<name>] table as TOML text ("" when absent). On error create MUST leave nothing
+   * allocated; destroy is then not called. */
+  drift_status_t (*create)(const drift_host_api_t* host, const char* settings_toml,
+                           void** instance);
+  void (*destroy)(void* instance);
+  /* Escape hatch: a versioned key ("drift.eagle3.tree/1") -> a plugin-owned static table, or
+   * NULL when unknown. Lets one plugin grow without growing this struct. */
+  const void* (*get_extension)(void* instance, const char* key);
+  drift_status_t (*on_declare_needs)(void* instance, drift_needs_t* needs);
+
+  /* Common hooks. tokens of on_accept are the tokens committed this step, in order (accepted
+   * draft tokens plus the target's own token). on_rewind: n speculative positions beyond the
+   * committed ones were discarded (their KV freed). */
+  drift_status_t (*on_request_start)(void* instance, const drift_request_info_t* request);
+  drift_status_t (*on_request_finish)(void* instance, drift_seq_id_t seq, int32_t reason);
+  drift_status_t (*on_accept)(void* instance, drift_seq_id_t seq, const drift_token_t* tokens,
+                              size_t num_tokens);
+  drift_status_t (*on_rewind)(void* instance, drift_seq_id_t seq, int64_t n);
+
+  /* Draft provider: fill each tree (budget 0 sequences are not passed). May run the draft
+   * model on step->stream; MAY read hidden states of the declared layers. */
+  drift_status_t (*on_propose)(void* instance, const drift_step_t* step,
+                               drift_draft_tree_t* const* trees, size_t num_trees);
+
+  /* Verification policy: set each view's mode (and page lists). MUST NOT change KV. */
+  drift_status_t (*on_choose_kv_view)(void* instance, const drift_step_t* step,
+                                      drift_kv_view_t* const* views, size_t num_views);
+
+  /* Cache manager. The host does all reference counting: a page kept in on_pages_full stays
+   * alive (one reference per keeping plugin) until the plugin names it in on_evict.
+   * on_prefix_match is read-only (MUST NOT change plugin state that affects later answers
+   * other than LRU bookkeeping): it names cached pages holding the request's leading
+   * max_pages full blocks, in order; *num_pages = 0 for a miss. Every page named MUST be one
+   * the plugin holds. */
+  drift_status_t (*on_prefix_match)(void* instance, const drift_request_info_t* request,
+                                    drift_page_id_t* pages, int32_t max_pages,
+                                    int32_t* num_pages);
+  /* keep[i] = true to hold pages->pages[i] (host presets false). */
+  drift_status_t (*on_pages_full)(void* instance, const drift_full_pages_t* pages, bool* keep);
+  /* The host wants `wanted` pages back: write held pages to let go into released (capacity
+   * max_released >= wanted) and their count to *num_released; fewer is fine. */
+  drift_status_t (*on_evict)(void* instance, int32_t wanted, drift_page_id_t* released,
+                             int32_t max_released, int32_t* num_released);
+  /* Fields appended in later 1.x minors go here. */
+} drift_plugin_t;
+
+/* The one exported entry point, defined by every plugin:
+ *   DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
+ *                                                       uint32_t host_abi_version) { ... }
+ * host_abi_version is the host's DRIFT_ABI_VERSION. It MUST return the same static descriptor
+ * on every call, or NULL when it cannot work with that host (the host logs and refuses it).
+ * It MUST NOT allocate or start work; `host` is the table create will receive. */
+typedef const drift_plugin_t* (*drift_plugin_get_fn)(const drift_host_api_t* host,
+                                                     uint32_t host_abi_version);
+DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
+                                                    uint32_t host_abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DRIFT_PLUGIN_H */

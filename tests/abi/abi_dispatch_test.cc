@@ -1,0 +1,201 @@
+// PluginHost dispatch: config order, per-request fallback (error status, C++ exception,
+// invalid results), roles, and the cache-page bookkeeping.
+#include <fstream>
+#include <sstream>
+
+#include "abi_test_util.h"
+#include "support/test_data.h"
+
+namespace drift::test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(PluginDispatch, CommonAndCacheHooksRunInConfigOrder) {
+  std::string log_path = make_temp_dir("drift-abi") + "/calls.log";
+  std::string shared = "log_path = \"" + log_path + "\"\n";
+  auto host_ptr = std::make_unique<PluginHost>();
+  PluginHost& host = *host_ptr;
+  host.set_model_info(small_model());
+  host.load_all({entry("rec_b", DRIFT_ABI_PLUGIN_RECORDING, shared + "tag = \"b\"\n"),
+                 entry("good", DRIFT_ABI_PLUGIN_GOOD),
+                 entry("rec_a", DRIFT_ABI_PLUGIN_RECORDING, shared + "tag = \"a\"\n")});
+  int32_t prompt[] = {1, 2, 3, 4, 5};
+  int32_t accepted[] = {9};
+  int32_t pages[] = {3};
+  host.prefix_match(request(1, prompt), 1);
+  host.request_start(request(1, prompt));
+  host.accept(1, accepted);
+  host.rewind(1, 2);
+  host.pages_full(FullPages{1, 0, pages, std::span(prompt, 4), {}});
+  host.request_finish(1, FinishReason::Stop);
+  // `good` sat between them for every hook.
+  for (const char* hook : {"on_request_start", "on_accept", "on_rewind", "on_prefix_match", "on_pages_full"})
+    EXPECT_EQ(calls(host, "good", hook, 1), 1) << hook;
+  host_ptr.reset();  // destroy runs in reverse config order
+  EXPECT_EQ(read_file(log_path),
+            "b: create\nb: declare_needs max=2\na: create\na: declare_needs max=2\n"
+            "b: prefix_match seq=1 max_pages=1 -> pages=[]\n"
+            "a: prefix_match seq=1 max_pages=1 -> pages=[]\n"
+            "b: request_start seq=1 tokens=[1,2,3,4,5] prompt=5 cached=0 max_new=8 resumed=0\n"
+            "a: request_start seq=1 tokens=[1,2,3,4,5] prompt=5 cached=0 max_new=8 resumed=0\n"
+            "b: accept seq=1 tokens=[9]\na: accept seq=1 tokens=[9]\n"
+            "b: rewind seq=1 n=2\na: rewind seq=1 n=2\n"
+            "b: pages_full seq=1 first=0 pages=[3]\na: pages_full seq=1 first=0 pages=[3]\n"
+            "b: request_finish seq=1 reason=0\na: request_finish seq=1 reason=0\n"
+            "a: destroy\nb: destroy\n");
+}
+
+TEST(PluginDispatch, FailingHookDisablesThePluginForThatRequestOnly) {
+  LogCapture log;
+  PluginHost host;
+  host.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR,
+                       "fail_hook = \"on_accept\"\nfail_seq = 1\n"),
+                 entry("good", DRIFT_ABI_PLUGIN_GOOD)});
+  int32_t token[] = {4};
+  for (drift_seq_id_t seq : {1, 2}) host.request_start(request(seq));
+  host.accept(1, token);  // fails: request 1 goes on without `bad`
+  host.accept(1, token);
+  host.rewind(1, 1);
+  host.accept(2, token);
+  host.request_finish(1, FinishReason::Stop);
+  host.request_start(request(3));
+  host.accept(3, token);
+
+  ASSERT_EQ(log.fallbacks().size(), 1u);
+  EXPECT_EQ(log.fallbacks()[0],
+            "[fallback] plugin 'bad' hook on_accept returned DRIFT_ERROR (1); request 1 continues "
+            "without it");
+  EXPECT_EQ(calls(host, "bad", "on_accept", 1), 1);   // not called again for request 1
+  EXPECT_EQ(calls(host, "bad", "on_rewind", 1), 0);
+  EXPECT_EQ(calls(host, "bad", "on_accept", 2), 1);   // other requests unaffected
+  EXPECT_EQ(calls(host, "bad", "on_accept", 3), 1);
+  EXPECT_EQ(calls(host, "good", "on_accept", 1), 2);  // the other plugins carry on
+  EXPECT_EQ(calls(host, "good", "on_rewind", 1), 1);
+}
+
+// Drafts for requests 1 and 2 over three steps with `plugin` as draft provider.
+std::vector<std::vector<DraftTree>> draft_three_steps(PluginHost& host) {
+  std::vector<std::vector<DraftTree>> steps;
+  DraftRequest both[] = {{1, 3}, {2, 2}};
+  DraftRequest only_one[] = {{1, 3}};
+  steps.push_back(host.propose(StepInfo{1}, std::span(both, 1)));
+  steps.push_back(host.propose(StepInfo{2}, both));
+  steps.push_back(host.propose(StepInfo{3}, only_one));
+  return steps;
+}
+
+void expect_no_draft_for_request_1(const std::vector<std::vector<DraftTree>>& steps) {
+  EXPECT_TRUE(steps[0][0].tokens.empty());
+  EXPECT_TRUE(steps[1][0].tokens.empty());
+  EXPECT_THAT(steps[1][1].tokens, ElementsAre(1, 2));  // request 2 still drafts
+  EXPECT_THAT(steps[1][1].parents, ElementsAre(-1, 0));
+  EXPECT_TRUE(steps[2][0].tokens.empty());
+}
+
+TEST(PluginDispatch, ProposeErrorMeansNoDraftForThatRequest) {
+  LogCapture log;
+  PluginHost host;
+  host.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR,
+                       "fail_hook = \"on_propose\"\nfail_seq = 1\n")});
+  host.select("bad", "full");
+  auto steps = draft_three_steps(host);
+  expect_no_draft_for_request_1(steps);
+  EXPECT_EQ(calls(host, "bad", "on_propose", 1), 1);
+  ASSERT_EQ(log.fallbacks().size(), 1u);
+  EXPECT_THAT(log.fallbacks()[0], HasSubstr("plugin 'bad' hook on_propose returned DRIFT_ERROR"));
+
+  // Without the request-1 failure the result for request 1 is exactly "no draft provider".
+  PluginHost plain;
+  plain.select("", "full");
+  auto baseline = draft_three_steps(plain);
+  EXPECT_TRUE(baseline[0][0].tokens.empty() && baseline[2][0].tokens.empty());
+}
+
+TEST(PluginDispatch, ExceptionThrownThroughTheCBoundaryIsCaught) {
+  LogCapture log;
+  PluginHost host;
+  host.load_all({entry("thrower", DRIFT_ABI_PLUGIN_HOOK_THROWS, "fail_seq = 1\n")});
+  host.select("thrower", "full");
+  auto steps = draft_three_steps(host);
+  expect_no_draft_for_request_1(steps);
+  ASSERT_EQ(log.fallbacks().size(), 1u);
+  EXPECT_EQ(log.fallbacks()[0],
+            "[fallback] plugin 'thrower' hook on_propose threw an exception: hook_throws: "
+            "on_propose failed on purpose for request 1; request 1 continues without it");
+}
+
+TEST(PluginDispatch, VerificationPolicyErrorFallsBackToFull) {
+  LogCapture log;
+  PluginHost host;
+  host.set_model_info(small_model());
+  host.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_choose_kv_view\"\n"),
+                 entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "view = \"first_page\"\n")});
+  host.select("", "bad");
+  KvViewRequest requests[] = {{1, 2}, {2, 2}};
+  for (const KvView& view : host.choose_kv_view(StepInfo{1}, requests)) EXPECT_TRUE(view.full);
+  EXPECT_EQ(log.fallbacks().size(), 1u);
+  EXPECT_THAT(log.fallbacks()[0], HasSubstr("requests 1, 2 continue without it"));
+
+  host.select("", "rec");  // a policy choosing explicit page lists
+  std::vector<KvView> views = host.choose_kv_view(StepInfo{2}, requests);
+  EXPECT_FALSE(views[0].full);
+  EXPECT_THAT(views[0].lists, ElementsAre(ElementsAre(0), ElementsAre(0)));
+}
+
+TEST(PluginDispatch, InvalidDraftTreeIsRejectedForThatRequest) {
+  LogCapture log;
+  drift_model_info_t model = small_model();
+  model.vocab_size = 3;  // `good` drafts tokens 1, 2, 3, ...: a budget of 3 leaves the vocabulary
+  PluginHost host;
+  host.set_model_info(model);
+  host.load_all({entry("good", DRIFT_ABI_PLUGIN_GOOD)});
+  host.select("good", "full");
+  DraftRequest requests[] = {{1, 2}, {2, 3}};
+  std::vector<DraftTree> trees = host.propose(StepInfo{1}, requests);
+  EXPECT_THAT(trees[0].tokens, ElementsAre(1, 2));
+  EXPECT_TRUE(trees[1].tokens.empty());
+  ASSERT_EQ(log.fallbacks().size(), 1u);
+  EXPECT_THAT(log.fallbacks()[0], HasSubstr("node 2 has token 3 outside the vocabulary; request 2"));
+}
+
+TEST(PluginDispatch, RolesNameConfiguredPluginsOfTheRightKind) {
+  LogCapture log;
+  PluginHost host;
+  host.load_all({entry("opt", DRIFT_ABI_PLUGIN_OPTIONAL_HOOK_NULL)});
+  host.select("opt", "missing");
+  EXPECT_FALSE(host.has_draft_provider());
+  ASSERT_EQ(log.fallbacks().size(), 2u);
+  EXPECT_EQ(log.fallbacks()[0], "[fallback] draft_provider 'opt' is not a draft_provider; continuing without it");
+  EXPECT_EQ(log.fallbacks()[1], "[fallback] verification_policy 'missing' is not configured; continuing without it");
+}
+
+TEST(PluginDispatch, CacheManagerPagesAreTrackedByTheHost) {
+  LogCapture log;
+  PluginHost host;
+  host.set_model_info(small_model());
+  host.load_all({entry("rec", DRIFT_ABI_PLUGIN_RECORDING), entry("good", DRIFT_ABI_PLUGIN_GOOD)});
+  int32_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  int32_t pages[] = {10, 11};
+  EXPECT_THAT(host.pages_full(FullPages{1, 0, pages, std::span(prompt, 8), {}}), ElementsAre(10, 11));
+  EXPECT_TRUE(host.pages_full(FullPages{2, 0, pages, std::span(prompt, 8), {}}).empty());  // held already
+  EXPECT_THAT(host.prefix_match(request(2, prompt), 2), ElementsAre(10, 11));
+  EXPECT_THAT(host.prefix_match(request(3, prompt), 1), ElementsAre(10));
+  EXPECT_THAT(host.held_pages(), ElementsAre(10, 11));
+  EXPECT_THAT(host.evict(1), ElementsAre(10));
+  EXPECT_TRUE(host.prefix_match(request(4, prompt), 2).empty());  // chain broken at block 0
+  EXPECT_THAT(host.evict(5), ElementsAre(11));
+  EXPECT_TRUE(host.held_pages().empty());
+  EXPECT_TRUE(log.fallbacks().empty());
+}
+
+}  // namespace
+}  // namespace drift::test

@@ -1,0 +1,76 @@
+// `drift plugins list`: the table, load errors, and swapping plugins by config alone (the same
+// binary, two configs, two different plugin sets).
+#include <cstdio>
+#include <fstream>
+
+#include "abi_test_util.h"
+#include "support/test_data.h"
+
+namespace drift::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct CliRun {
+  int status = -1;
+  std::string output;
+};
+
+// Runs `drift <args>` (with `env` assignments in front) and collects its output.
+CliRun drift_cli(const std::string& args, const std::string& env = "") {
+  CliRun run;
+  std::string command = env + drift_exe() + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  char buf[4096];
+  for (size_t n; pipe && (n = fread(buf, 1, sizeof buf, pipe)) > 0;) run.output.append(buf, n);
+  run.status = pipe ? pclose(pipe) : -1;
+  return run;
+}
+
+std::string write_config(const std::string& dir, const std::string& name, const std::string& text) {
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(PluginsCli, ListsNameVersionAbiKindsAndPath) {
+  CliRun run = drift_cli(std::string("plugins list --plugin ") + DRIFT_ABI_PLUGIN_GOOD);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("NAME  VERSION  ABI  KINDS"));
+  EXPECT_THAT(run.output, HasSubstr("good  1.2.3    1.0  draft_provider,verification_policy,cache_manager  " +
+                                    std::string(DRIFT_ABI_PLUGIN_GOOD)));
+  EXPECT_THAT(run.output, HasSubstr("full  builtin  1.0  verification_policy"));
+  EXPECT_THAT(run.output, Not(HasSubstr("[fallback]")));  // the table carries the reasons
+}
+
+TEST(PluginsCli, LoadErrorsPrintTheReasonAndFail) {
+  CliRun run = drift_cli(std::string("plugins list --plugin ") + DRIFT_ABI_PLUGIN_WRONG_MAJOR +
+                      " --plugin /nonexistent/libx.so");
+  EXPECT_NE(run.status, 0);
+  EXPECT_THAT(run.output, HasSubstr("error: " + std::string(DRIFT_ABI_PLUGIN_WRONG_MAJOR) +
+                                    ": plugin ABI 2.3 is incompatible with the host's ABI 1.0"));
+  EXPECT_THAT(run.output, HasSubstr("error: plugin library not found: '/nonexistent/libx.so'"));
+}
+
+TEST(PluginsCli, SwappingPluginsIsAConfigChange) {
+  std::string dir = make_temp_dir("drift-cli");
+  std::string a = write_config(dir, "a.toml",
+                               "[[plugins]]\nname = \"abi_good\"\n");  // found on DRIFT_PLUGIN_PATH
+  std::string b = write_config(dir, "b.toml",
+                               "[[plugins]]\nname = \"rec\"\npath = \"" + std::string(DRIFT_ABI_PLUGIN_RECORDING) +
+                                   "\"\n[plugins.rec]\ntag = \"x\"\n");
+  std::string env = std::string("DRIFT_PLUGIN_PATH=") + DRIFT_ABI_PLUGIN_DIR + " ";
+  CliRun with_a = drift_cli("plugins list --config " + a, env);
+  CliRun with_b = drift_cli("plugins list --config " + b);
+
+  EXPECT_EQ(with_a.status, 0) << with_a.output;
+  EXPECT_THAT(with_a.output, HasSubstr("abi_good  1.2.3"));
+  EXPECT_THAT(with_a.output, Not(HasSubstr("recording")));
+  EXPECT_EQ(with_b.status, 0) << with_b.output;
+  EXPECT_THAT(with_b.output, HasSubstr("rec   1.0.0    1.0"));
+  EXPECT_THAT(with_b.output, Not(HasSubstr("abi_good")));
+}
+
+}  // namespace
+}  // namespace drift::test
