@@ -32,7 +32,8 @@ struct MatchData {
 
 Regex::Regex(std::string_view pattern, bool literal, const std::string& field) : impl_(std::make_unique<Impl>()) {
   impl_->field = field;
-  uint32_t options = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0);
+  // PCRE2_LITERAL admits only a few options; UCP only matters for patterns anyway.
+  uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   int error = 0;
   PCRE2_SIZE offset = 0;
   impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
