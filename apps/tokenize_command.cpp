@@ -100,7 +100,10 @@ std::vector<int32_t> parse_ids(const std::string& list, int32_t vocab_size) {
 
 std::string join_ids(const std::vector<int32_t>& ids) {
   std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ids[i]);
+  }
   return out;
 }
 

@@ -46,7 +46,10 @@ std::string JsonTokenizer::decode(const std::vector<int32_t>& ids) const {
   }
   if (!parts_.decoder) {
     std::string joined;
-    for (size_t i = 0; i < tokens.size(); ++i) joined += (i ? " " : "") + tokens[i];
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (i) joined += ' ';
+      joined += tokens[i];
+    }
     return joined;
   }
   parts_.decoder->decode_chain(tokens);

@@ -28,6 +28,14 @@ void split_each(std::vector<PreToken>& pieces, SplitFn&& split) {
   pieces = std::move(out);
 }
 
+std::string prefixed_with_space(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + 1);
+  out += ' ';
+  out += text;
+  return out;
+}
+
 class Split final : public PreTokenizer {
  public:
   Split(std::unique_ptr<Regex> pattern, SplitBehavior behavior, bool invert)
@@ -52,7 +60,7 @@ class ByteLevel final : public PreTokenizer {
   void pre_tokenize(std::vector<PreToken>& pieces) const override {
     if (add_prefix_space_)
       for (PreToken& p : pieces)
-        if (!p.text.starts_with(' ')) p.text.insert(0, " ");
+        if (!p.text.starts_with(' ')) p.text = prefixed_with_space(p.text);
     if (regex_)
       split_each(pieces, [&](const PreToken& p) { return split_by_pattern(p.text, *regex_, SplitBehavior::kIsolated); });
     for (PreToken& p : pieces) p.text = byte_level::encode(p.text);

@@ -24,14 +24,20 @@ struct Result {
 
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
   return out + "'";
 }
 
 // Runs `drift tokenize <args>`; stderr is captured too when `with_stderr`.
 Result run_tokenize(const std::vector<std::string>& args, bool with_stderr = false) {
   std::string cmd = shell_quote(test::drift_exe()) + " tokenize";
-  for (const auto& a : args) cmd += " " + shell_quote(a);
+  for (const auto& a : args) {
+    cmd += ' ';
+    cmd += shell_quote(a);
+  }
   if (with_stderr) cmd += " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   EXPECT_NE(pipe, nullptr) << cmd;
@@ -45,7 +51,10 @@ Result run_tokenize(const std::vector<std::string>& args, bool with_stderr = fal
 
 std::string join(const std::vector<int32_t>& ids) {
   std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ids[i]);
+  }
   return out;
 }
 
