@@ -20,7 +20,8 @@ class StreamingDecoder {
  private:
   const Tokenizer& tokenizer_;
   std::vector<int32_t> ids_;
-  size_t emitted_bytes_ = 0;
+  size_t window_begin_ = 0;   // first id of the decode window (see streaming_decoder.cpp)
+  size_t emitted_bytes_ = 0;  // bytes of decode(window) already returned
 };
 
 }  // namespace drift

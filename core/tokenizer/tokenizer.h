@@ -30,6 +30,9 @@ class Tokenizer {
   // ordinary tokens; special/control tokens decode to their content or nothing as HF does).
   virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
   virtual int32_t vocab_size() const = 0;
+  // Id of a token given by its text (vocabulary entry or added/special token content), used to
+  // resolve tokenizer_config.json's bos_token/eos_token strings. Default: unknown.
+  virtual std::optional<int32_t> token_to_id(std::string_view /*token*/) const { return std::nullopt; }
 
   const SpecialTokens& special_tokens() const { return special_; }
   void set_special_tokens(SpecialTokens special) { special_ = std::move(special); }
@@ -46,6 +49,10 @@ class Tokenizer {
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir);
 
 // Reads config.json / generation_config.json / tokenizer_config.json of `dir` (each optional).
+// Token strings in tokenizer_config.json are resolved through its added_tokens_decoder only.
 SpecialTokens load_special_tokens(const std::string& dir);
+// Same, starting from `tokenizer.special_tokens()` (the defaults its files imply, e.g. a
+// SentencePiece model adds BOS) and resolving token strings through the tokenizer.
+SpecialTokens load_special_tokens(const std::string& dir, const Tokenizer& tokenizer);
 
 }  // namespace drift

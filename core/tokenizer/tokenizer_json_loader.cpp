@@ -1,0 +1,64 @@
+#include "core/tokenizer/tokenizer_json_loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/tokenizer/json_fields.h"
+#include "core/tokenizer/json_tokenizer.h"
+#include "core/tokenizer/post_processor.h"
+
+namespace drift {
+
+using nlohmann::json;
+
+namespace {
+
+const json& field_or_null(const json& doc, const char* key) {
+  static const json null_value;
+  auto it = doc.find(key);
+  return it == doc.end() ? null_value : *it;
+}
+
+std::unique_ptr<BpeModel> make_model(const json& doc) {
+  const json& model = json_fields::require(doc, "model", "tokenizer");
+  // Old files omit model.type; HF then recognises BPE by its "merges" field.
+  std::string type = model.is_object() && model.contains("type") ? json_fields::type_of(model, "model")
+                     : model.is_object() && model.contains("merges") ? "BPE" : json_fields::type_of(model, "model");
+  if (type != "BPE") json_fields::unknown_type("model", type, "BPE");
+  return std::make_unique<BpeModel>(model, "model");
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> tokenizer_from_json(const json& doc, const std::string& source) {
+  try {
+    if (!doc.is_object()) fail("top level must be a JSON object, got {}", doc.type_name());
+    JsonTokenizerParts parts;
+    parts.model = make_model(doc);
+    parts.added = AddedTokens(field_or_null(doc, "added_tokens"), "added_tokens");
+    parts.normalizer = make_normalizer(field_or_null(doc, "normalizer"), "normalizer");
+    parts.pre_tokenizer = make_pre_tokenizer(field_or_null(doc, "pre_tokenizer"), "pre_tokenizer");
+    parts.decoder = make_decoder(field_or_null(doc, "decoder"), "decoder");
+    SpecialTokens defaults = special_tokens_from_post_processor(field_or_null(doc, "post_processor"), "post_processor");
+    auto tokenizer = std::make_unique<JsonTokenizer>(std::move(parts));
+    tokenizer->set_special_tokens(std::move(defaults));
+    return tokenizer;
+  } catch (const DriftError& e) {
+    fail("{}: {}", source, e.what());
+  }
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open {}", path);
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::exception& e) {
+    fail("{} is not valid JSON: {}", path, e.what());
+  }
+  return tokenizer_from_json(doc, path);
+}
+
+}  // namespace drift

@@ -1,0 +1,66 @@
+// Building blocks of the tokenizers: UTF-8 helpers, split behaviours, byte-level alphabet.
+#include <gtest/gtest.h>
+
+#include "core/tokenizer/byte_level.h"
+#include "core/tokenizer/split_pattern.h"
+#include "core/tokenizer/utf8.h"
+
+namespace drift {
+namespace {
+
+TEST(Utf8, LossyMatchesRustFromUtf8Lossy) {
+  EXPECT_EQ(utf8::to_valid_lossy("ok"), "ok");
+  // A truncated 3-byte sequence is one U+FFFD; a stray continuation byte is one each.
+  EXPECT_EQ(utf8::to_valid_lossy("a\xE4\xB8" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(utf8::to_valid_lossy("\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(utf8::to_valid_lossy("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  EXPECT_EQ(utf8::to_valid_lossy("\xF0\x9F\x91"), "\xEF\xBF\xBD");
+}
+
+TEST(Utf8, StablePrefixHoldsBackTruncationAndReplacementCharacters) {
+  EXPECT_EQ(utf8::stable_prefix_length("abc"), 3u);
+  EXPECT_EQ(utf8::stable_prefix_length("ab\xE4\xB8"), 2u);
+  EXPECT_EQ(utf8::stable_prefix_length("ab\xEF\xBF\xBD\xEF\xBF\xBD"), 2u);
+  EXPECT_EQ(utf8::stable_prefix_length("\xE4\xB8\xAD"), 3u);
+  EXPECT_EQ(utf8::stable_prefix_length(""), 0u);
+}
+
+TEST(Utf8, FirstInvalidRejectsOverlongAndOutOfRange) {
+  EXPECT_EQ(utf8::first_invalid("h\xC3\xA9llo"), 6u);
+  EXPECT_EQ(utf8::first_invalid("x\xC0\xAF"), 1u);      // overlong '/'
+  EXPECT_EQ(utf8::first_invalid("x\xF4\x90\x80\x80"), 1u);  // > U+10FFFF
+}
+
+std::vector<std::string> pieces(std::string_view text, const char* pattern, SplitBehavior b, bool invert = false) {
+  Regex re(pattern, false, "test");
+  std::vector<std::string> out;
+  for (auto [begin, end] : split_by_pattern(text, re, b, invert)) out.emplace_back(text.substr(begin, end - begin));
+  return out;
+}
+
+TEST(SplitPattern, BehavioursMatchHf) {
+  using V = std::vector<std::string>;
+  // HF's own examples for splitting "The-final--countdown" on "-".
+  EXPECT_EQ(pieces("The-final--countdown", "-", SplitBehavior::kRemoved), (V{"The", "final", "countdown"}));
+  EXPECT_EQ(pieces("The-final--countdown", "-", SplitBehavior::kIsolated), (V{"The", "-", "final", "-", "-", "countdown"}));
+  EXPECT_EQ(pieces("The-final--countdown", "-", SplitBehavior::kMergedWithPrevious), (V{"The-", "final-", "-", "countdown"}));
+  EXPECT_EQ(pieces("The-final--countdown", "-", SplitBehavior::kMergedWithNext), (V{"The", "-final", "-", "-countdown"}));
+  EXPECT_EQ(pieces("The-final--countdown", "-", SplitBehavior::kContiguous), (V{"The", "-", "final", "--", "countdown"}));
+  EXPECT_EQ(pieces("a b", "\\w+", SplitBehavior::kRemoved, /*invert=*/true), (V{"a", "b"}));
+  EXPECT_EQ(pieces("日本 語", "\\p{L}+", SplitBehavior::kIsolated), (V{"日本", " ", "語"}));
+}
+
+TEST(ByteLevel, AlphabetIsABijection) {
+  for (int b = 0; b < 256; ++b) {
+    std::string chars = byte_level::byte_to_chars(static_cast<uint8_t>(b));
+    size_t pos = 0;
+    char32_t cp = utf8::next_code_point(chars, pos);
+    EXPECT_EQ(pos, chars.size());
+    EXPECT_EQ(byte_level::char_to_byte(cp), b);
+  }
+  EXPECT_EQ(byte_level::encode(" \n"), "\xC4\xA0\xC4\x8A");  // "ĠĊ"
+  EXPECT_EQ(byte_level::char_to_byte(U'€'), std::nullopt);
+}
+
+}  // namespace
+}  // namespace drift
