@@ -239,14 +239,14 @@ void PluginHost::request_start(const RequestInfo& request) {
                [&] { return p->desc.on_request_start(p->instance, &info); });
 }
 
-void PluginHost::request_finish(drift_seq_id_t seq, FinishReason reason) {
+void PluginHost::request_finish(drift_seq_id_t seq, HookFinishReason reason) {
   for (auto& p : plugins_) {
     if (p->usable_for(seq) && p->desc.on_request_finish)
       call_for(*p, "on_request_finish", seq, [&] {
         return p->desc.on_request_finish(p->instance, seq, static_cast<int32_t>(reason));
       });
     // A preempted request comes back: it stays without the plugins that failed it.
-    if (reason != FinishReason::Preempted) p->disabled_requests.erase(seq);
+    if (reason != HookFinishReason::Preempted) p->disabled_requests.erase(seq);
   }
 }
 

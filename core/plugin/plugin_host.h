@@ -62,7 +62,7 @@ class PluginHost {
   // After admission, once the prefix pages (if any) are adopted.
   void request_start(const RequestInfo& request);
   // Finished, aborted or preempted. Forgets per-request disabling unless preempted.
-  void request_finish(drift_seq_id_t seq, FinishReason reason);
+  void request_finish(drift_seq_id_t seq, HookFinishReason reason);
   // Tokens committed this step (>= 1), then -- only if n > 0 -- the speculative positions
   // discarded. Call accept before rewind.
   void accept(drift_seq_id_t seq, std::span<const drift_token_t> tokens);

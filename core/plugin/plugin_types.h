@@ -11,7 +11,7 @@
 
 namespace drift {
 
-enum class FinishReason : int32_t {
+enum class HookFinishReason : int32_t {
   Stop = DRIFT_FINISH_STOP,
   Length = DRIFT_FINISH_LENGTH,
   Abort = DRIFT_FINISH_ABORT,

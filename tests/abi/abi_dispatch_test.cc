@@ -36,7 +36,7 @@ TEST(PluginDispatch, CommonAndCacheHooksRunInConfigOrder) {
   host.accept(1, accepted);
   host.rewind(1, 2);
   host.pages_full(FullPages{1, 0, pages, std::span(prompt, 4), {}});
-  host.request_finish(1, FinishReason::Stop);
+  host.request_finish(1, HookFinishReason::Stop);
   // `good` sat between them for every hook.
   for (const char* hook : {"on_request_start", "on_accept", "on_rewind", "on_prefix_match", "on_pages_full"})
     EXPECT_EQ(calls(host, "good", hook, 1), 1) << hook;
@@ -66,7 +66,7 @@ TEST(PluginDispatch, FailingHookDisablesThePluginForThatRequestOnly) {
   host.accept(1, token);
   host.rewind(1, 1);
   host.accept(2, token);
-  host.request_finish(1, FinishReason::Stop);
+  host.request_finish(1, HookFinishReason::Stop);
   host.request_start(request(3));
   host.accept(3, token);
 

@@ -59,7 +59,7 @@ TEST(PluginLoad, OlderMinorLoadsAndFieldsBeyondItsSizeReadAsNull) {
   l.host->accept(7, tokens);
   // on_rewind lies beyond the plugin's struct_size; the plugin aborts if it is ever called.
   l.host->rewind(7, 2);
-  l.host->request_finish(7, FinishReason::Stop);
+  l.host->request_finish(7, HookFinishReason::Stop);
   EXPECT_EQ(calls(*l.host, "older", "on_accept", 7), 1);
   EXPECT_EQ(calls(*l.host, "older", "on_rewind"), 0);
   EXPECT_TRUE(log.fallbacks().empty());
@@ -97,7 +97,7 @@ TEST(PluginLoad, NullOptionalHooksAreSkipped) {
   l.host->rewind(1, 1);
   KvViewRequest request{1, 3};
   EXPECT_TRUE(l.host->choose_kv_view(StepInfo{1}, std::span(&request, 1)).at(0).full);
-  l.host->request_finish(1, FinishReason::Stop);
+  l.host->request_finish(1, HookFinishReason::Stop);
   EXPECT_EQ(l.host->extension("opt", "anything").table, nullptr);
   EXPECT_TRUE(log.fallbacks().empty());
 }

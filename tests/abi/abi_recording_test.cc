@@ -52,9 +52,9 @@ TEST(RecordingPlugin, EveryHookInOrderWithItsArgumentsAcrossPreemptionAndAbort) 
 
   // Pages run out: request 2 is preempted (recompute), the cache gives one page back, then
   // the caller aborts request 1.
-  host.request_finish(2, FinishReason::Preempted);
+  host.request_finish(2, HookFinishReason::Preempted);
   EXPECT_THAT(host.evict(1), ElementsAre(10));
-  host.request_finish(1, FinishReason::Abort);
+  host.request_finish(1, HookFinishReason::Abort);
 
   // Request 2 resumes: prompt + its generated token; block 0 is no longer cached.
   int32_t resumed2[] = {1, 2, 3, 4, 5, 6, 7, 8, 7, 7, 60};
@@ -67,7 +67,7 @@ TEST(RecordingPlugin, EveryHookInOrderWithItsArgumentsAcrossPreemptionAndAbort) 
   host.choose_kv_view(StepInfo{3}, std::span(views + 1, 1));
   int32_t last[] = {20, 61};
   host.accept(2, last);
-  host.request_finish(2, FinishReason::Length);
+  host.request_finish(2, HookFinishReason::Length);
 
   EXPECT_EQ(recording(host, "rec"),
             "create\n"
