@@ -149,7 +149,8 @@ int run_generate(const std::vector<std::string>& args) {
       if (i + 1 < ids.size()) std::cout << "\n";
     }
   }
-  if (stream) std::cout << "\n";
+  if (stream) std::cout << std::endl;
+  std::cout.flush();
   std::fprintf(stderr, "[stats] %zu prompt(s), %ld tokens in %.3f s (%.1f tokens/s), %ld engine steps\n",
                prompts.size(), static_cast<long>(total_tokens), seconds, seconds > 0 ? total_tokens / seconds : 0.0,
                static_cast<long>(engine->metrics().steps));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/plugin/engine_plugins.h"
 #include "core/sampler.h"
 
 namespace drift {
@@ -32,7 +33,19 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelExecutor> executor)
   seed_counter_ = std::random_device{}();
 }
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  // Plugins are destroyed before the scheduler and KV cache they reference.
+  if (plugins_) scheduler_->set_observer(nullptr);
+  plugins_.reset();
+}
+
+void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model, const HostCallbacks& callbacks) {
+  plugins_ = std::make_unique<EnginePlugins>(config, model, *kv_, callbacks, [this](int64_t id) -> const Sequence* {
+    auto it = requests_.find(id);
+    return it == requests_.end() ? nullptr : it->second.get();
+  });
+  scheduler_->set_observer(plugins_.get());
+}
 
 std::string Engine::validate_request(const Sequence& seq) const {
   if (seq.prompt.empty()) return "prompt is empty";
@@ -82,6 +95,7 @@ void Engine::finish(Sequence& seq, FinishReason reason, std::string error) {
   seq.finish_reason = reason;
   seq.error = std::move(error);
   seq.stats.latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - seq.arrival_time).count();
+  if (plugins_) plugins_->finished(seq);
   RequestOutput& out = output_for(seq);
   out.finished = true;
   out.finish_reason = reason;
@@ -134,6 +148,10 @@ bool Engine::append_token(Sequence& seq, int32_t token) {
   if (seq.output.size() == 1)
     seq.stats.ttft_ms = std::chrono::duration<double, std::milli>(Clock::now() - seq.arrival_time).count();
   output_for(seq).new_tokens.push_back(token);
+  if (plugins_) {  // hook order: on_accept, then on_pages_full (before a finish frees the pages)
+    plugins_->committed(seq, {token});
+    plugins_->offer_full_pages(seq);
+  }
   const auto& stops = seq.params.stop_token_ids;
   const bool is_eos = !seq.params.ignore_eos &&
                       std::find(options_.eos_ids.begin(), options_.eos_ids.end(), token) != options_.eos_ids.end();
@@ -155,7 +173,10 @@ void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& log
     seq.stats.steps++;
     (chunk.count == 1 && chunk.start >= static_cast<int64_t>(seq.prompt.size()) ? metrics_.decode_tokens
                                                                                  : metrics_.prefill_tokens) += chunk.count;
-    if (!chunk.wants_logits) continue;
+    if (!chunk.wants_logits) {  // a prefill chunk: pages it filled go to the cache managers now
+      if (plugins_) plugins_->offer_full_pages(seq);
+      continue;
+    }
     const float* row_logits = logits.as<float>() + row++ * vocab;
     append_token(seq, sample_token(row_logits, vocab, seq.params, seq.seed, seq.output.size()));
   }
@@ -190,12 +211,21 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
   return logits;
 }
 
+// Sequences whose chunk this step is one decode token (the draft provider's candidates).
+std::vector<Sequence*> Engine::decoding_sequences(const SchedulerOutput& scheduled) {
+  std::vector<Sequence*> decoding;
+  for (const ScheduledChunk& c : scheduled.chunks)
+    if (c.count == 1 && c.wants_logits && !c.seq->output.empty()) decoding.push_back(c.seq);
+  return decoding;
+}
+
 std::vector<RequestOutput> Engine::step() {
   SchedulerOutput scheduled = scheduler_->schedule();
   for (Sequence* seq : scheduled.rejected)
     finish(*seq, FinishReason::Error, fmt::format("request {}: can never fit in the KV cache", seq->id));
   metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
   if (!scheduled.chunks.empty()) {
+    if (plugins_) plugins_->before_forward(metrics_.steps, decoding_sequences(scheduled));
     const auto start = Clock::now();
     Tensor logits = executor_->forward(build_batch(scheduled));
     metrics_.forward_seconds += std::chrono::duration<double>(Clock::now() - start).count();

@@ -21,6 +21,9 @@
 
 namespace drift {
 
+class EnginePlugins;
+struct HostCallbacks;
+
 struct RequestOutput {
   int64_t id = 0;
   std::vector<int32_t> new_tokens;   // produced this step
@@ -72,6 +75,11 @@ class Engine {
   const EngineOptions& options() const { return options_; }
   ModelExecutor& executor() { return *executor_; }
 
+  // Loads config.plugins and selects [speculative]'s roles; from then on the engine calls their
+  // hooks. Without it (no plugins configured) no hook code runs at all.
+  void enable_plugins(const EngineConfig& config, const ModelConfig& model, const HostCallbacks& callbacks);
+  EnginePlugins* plugins() { return plugins_.get(); }
+
   // Set by from_config; null for engines built around a bare executor.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
   const ModelConfig* model_config() const { return model_config_ ? &*model_config_ : nullptr; }
@@ -80,6 +88,7 @@ class Engine {
   std::string validate_request(const Sequence& seq) const;
   void finish(Sequence& seq, FinishReason reason, std::string error = "");
   ForwardBatch build_batch(const SchedulerOutput& scheduled) const;
+  static std::vector<Sequence*> decoding_sequences(const SchedulerOutput& scheduled);
   void process_results(const SchedulerOutput& scheduled, const Tensor& logits);
   bool append_token(Sequence& seq, int32_t token);
   RequestOutput& output_for(Sequence& seq);
@@ -89,6 +98,7 @@ class Engine {
   std::unique_ptr<ModelExecutor> executor_;
   std::unique_ptr<KVCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<EnginePlugins> plugins_;  // after kv_: gives cached pages back before kv_ goes
   std::unique_ptr<Tokenizer> tokenizer_;
   std::optional<ModelConfig> model_config_;
   std::map<int64_t, std::unique_ptr<Sequence>> requests_;

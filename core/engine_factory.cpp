@@ -9,6 +9,7 @@
 #include "core/model_layout.h"
 #include "core/model_runner.h"
 #include "core/model_weights.h"
+#include "core/plugin/engine_plugins.h"
 
 namespace drift {
 namespace {
@@ -68,6 +69,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   engine->backend_ = std::move(backend);
   engine->tokenizer_ = std::move(tokenizer);
   engine->model_config_ = model;
+  if (!config.plugins.empty() || config.speculative.enabled) engine->enable_plugins(config, model, HostCallbacks{});
   return engine;
 }
 

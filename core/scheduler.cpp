@@ -46,6 +46,7 @@ void Scheduler::preempt(Sequence* seq, SchedulerOutput& out) {
   seq->status = SequenceStatus::Waiting;
   push_waiting_in_arrival_order(seq);
   out.preempted.push_back(seq);
+  observer_->preempted(*seq);
 }
 
 // The latest-admitted running sequence with nothing scheduled yet this step (its tokens would
@@ -62,6 +63,8 @@ Sequence* Scheduler::pick_victim(const Sequence* requester, const SchedulerOutpu
 
 bool Scheduler::reserve_or_preempt(Sequence* seq, int64_t n, SchedulerOutput& out) {
   while (!kv_.append(seq->kv, n)) {
+    // Cached pages go before running work does.
+    if (observer_->reclaim(kv_.pages_needed_to_append(seq->kv, n) - kv_.num_free_pages()) > 0) continue;
     DRIFT_CHECK(policy_->allows_preemption(), "policy {} ran out of pages for sequence {}", policy_->name(), seq->id);
     Sequence* victim = pick_victim(seq, out);
     preempt(victim, out);
@@ -80,6 +83,31 @@ bool Scheduler::schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput
   return true;
 }
 
+// Admits `seq` with a first chunk: prefix pages from the cache managers first, then slots for
+// the rest of the chunk. False (nothing changed) when the policy or the free pages say no.
+bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
+  seq->kv = kv_.create_sequence();
+  seq->num_computed = observer_->match_prefix(*seq);
+  const int64_t chunk = std::min(seq->total_len() - seq->num_computed, budget);
+  auto fits = [&] { return policy_->can_admit(*seq, chunk, running_, kv_) && kv_.pages_needed_to_append(seq->kv, chunk) <= kv_.num_free_pages(); };
+  if (!fits()) {
+    observer_->reclaim(std::max<int64_t>(1, kv_.pages_needed_to_append(seq->kv, chunk) - kv_.num_free_pages()));
+    if (!fits() || !kv_.append(seq->kv, chunk)) {
+      kv_.free(seq->kv);
+      seq->kv = -1;
+      seq->num_computed = 0;
+      return false;
+    }
+  } else {
+    DRIFT_CHECK(kv_.append(seq->kv, chunk), "sequence {}: {} free pages vanished", seq->id, kv_.num_free_pages());
+  }
+  seq->status = SequenceStatus::Running;
+  running_.push_back(seq);
+  out.chunks.push_back({seq, seq->num_computed, chunk, seq->num_computed + chunk == seq->total_len()});
+  observer_->admitted(*seq);
+  return true;
+}
+
 void Scheduler::admit_waiting(int64_t& budget, SchedulerOutput& out) {
   while (!waiting_.empty() && budget > 0 && static_cast<int64_t>(running_.size()) < limits_.max_batch_size) {
     Sequence* seq = waiting_.front();
@@ -90,19 +118,9 @@ void Scheduler::admit_waiting(int64_t& budget, SchedulerOutput& out) {
     }
     // A sequence preempted in this very step waits for the next one.
     if (std::find(out.preempted.begin(), out.preempted.end(), seq) != out.preempted.end()) break;
-    const int64_t chunk = std::min(seq->total_len(), budget);
-    if (!policy_->can_admit(*seq, chunk, running_, kv_)) break;
-    seq->kv = kv_.create_sequence();
-    if (!kv_.append(seq->kv, chunk)) {
-      kv_.free(seq->kv);
-      seq->kv = -1;
-      break;
-    }
+    if (!try_admit(seq, budget, out)) break;
     waiting_.pop_front();
-    seq->status = SequenceStatus::Running;
-    running_.push_back(seq);
-    out.chunks.push_back({seq, 0, chunk, chunk == seq->total_len()});
-    budget -= chunk;
+    budget -= out.chunks.back().count;
   }
 }
 

@@ -20,6 +20,21 @@
 
 namespace drift {
 
+// What the scheduler tells the rest of the engine (the plugin bridge: cache managers and
+// per-request hooks). All optional: the default does nothing, as an engine without plugins.
+class SchedulerObserver {
+ public:
+  virtual ~SchedulerObserver() = default;
+  // Before a sequence's first chunk is reserved: may adopt leading full pages into `seq.kv`
+  // (KVCacheManager::adopt_pages) and returns how many tokens they cover.
+  virtual int64_t match_prefix(Sequence& /*seq*/) { return 0; }
+  virtual void admitted(Sequence& /*seq*/) {}
+  virtual void preempted(Sequence& /*seq*/) {}
+  // Pages are short: ask whoever holds extra references (cache managers) to give `wanted`
+  // back. Returns how many pages became free.
+  virtual int64_t reclaim(int64_t /*wanted*/) { return 0; }
+};
+
 struct SchedulerLimits {
   int64_t max_batch_size = 32;
   int64_t max_num_tokens = 512;
@@ -43,6 +58,7 @@ struct SchedulerOutput {
 class Scheduler {
  public:
   Scheduler(SchedulerLimits limits, std::unique_ptr<CapacityPolicy> policy, KVCacheManager& kv);
+  void set_observer(SchedulerObserver* observer) { observer_ = observer ? observer : &no_observer_; }
 
   void add(Sequence* seq);
   // Removes a sequence wherever it is (finish or abort) and frees its pages.
@@ -61,12 +77,15 @@ class Scheduler {
   void preempt(Sequence* seq, SchedulerOutput& out);
   void admit_waiting(int64_t& budget, SchedulerOutput& out);
   void push_waiting_in_arrival_order(Sequence* seq);
+  bool try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out);
 
   SchedulerLimits limits_;
   std::unique_ptr<CapacityPolicy> policy_;
   KVCacheManager& kv_;
   std::deque<Sequence*> waiting_;
   std::vector<Sequence*> running_;  // in admission order
+  SchedulerObserver no_observer_;
+  SchedulerObserver* observer_ = &no_observer_;
 };
 
 }  // namespace drift

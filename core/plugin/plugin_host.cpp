@@ -138,7 +138,7 @@ void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
     fill_info(p, entry);
     create_instance(p, entry.settings_toml, state_->model_info.num_layers);
     p.info.enabled = true;
-    spdlog::debug("plugin '{}' {} (ABI {}.{}, {}) loaded from {}", p.info.name, p.info.version,
+    spdlog::info("plugin '{}' {} (ABI {}.{}, {}) loaded from {}", p.info.name, p.info.version,
                   p.info.abi_major, p.info.abi_minor, kinds_string(p.info.kinds), p.info.path);
   } catch (const DriftError& e) {
     p.info.error = e.what();

@@ -1,0 +1,69 @@
+#pragma once
+// EnginePlugins: the bridge between the engine loop and PluginHost. It turns engine events
+// (admission, preemption, a step's decode sequences, committed tokens, pages that became full,
+// finished requests, a shortage of pages) into plugin hooks at the points of DESIGN.md's data
+// flow, and applies what cache managers answer to the KV cache (adopt / retain / release pages).
+// An engine without [[plugins]] and without speculation has no EnginePlugins at all, so its
+// behaviour is exactly the plugin-free engine's.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "core/config.h"
+#include "core/kv_cache_manager.h"
+#include "core/model_config.h"
+#include "core/plugin/plugin_host.h"
+#include "core/scheduler.h"
+#include "core/sequence.h"
+
+namespace drift {
+
+struct SpeculationMetrics {
+  int64_t proposals = 0;        // draft trees received
+  int64_t draft_tokens = 0;     // nodes in them
+  int64_t full_views = 0;       // verification views the policy left full
+  int64_t partial_views = 0;    // views given as explicit page lists
+};
+
+class EnginePlugins final : public SchedulerObserver {
+ public:
+  using SequenceLookup = std::function<const Sequence*(int64_t id)>;
+
+  EnginePlugins(const EngineConfig& config, const ModelConfig& model, KVCacheManager& kv, HostCallbacks callbacks,
+                SequenceLookup lookup);
+  ~EnginePlugins() override;  // hands every page cache managers still hold back to the KV cache
+
+  PluginHost& host() { return host_; }
+  const SpeculationMetrics& speculation() const { return speculation_; }
+
+  // SchedulerObserver: admission, preemption and page shortage.
+  int64_t match_prefix(Sequence& seq) override;
+  void admitted(Sequence& seq) override;
+  void preempted(Sequence& seq) override;
+  int64_t reclaim(int64_t wanted) override;
+
+  // Draft and verification-view hooks for this step's decode sequences (before the forward).
+  void before_forward(int64_t step, const std::vector<Sequence*>& decoding);
+  // Tokens committed to `seq` this step (after sampling): on_accept.
+  void committed(const Sequence& seq, const std::vector<int32_t>& tokens);
+  // Offers pages that became full of committed tokens to cache managers.
+  void offer_full_pages(const Sequence& seq);
+  void finished(const Sequence& seq);
+
+ private:
+  RequestInfo request_info(const Sequence& seq) const;
+  void release(const std::vector<drift_page_id_t>& pages);
+
+  KVCacheManager& kv_;
+  PluginHost host_;
+  int64_t max_draft_tokens_ = 0;
+  std::set<int64_t> started_;                 // requests that got on_request_start
+  std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered
+  std::map<int64_t, bool> resumed_;            // preempted requests, re-admitted as "resumed"
+  SpeculationMetrics speculation_;
+};
+
+}  // namespace drift
