@@ -13,7 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/command_registry.h"
-#include "core/plugin/plugin_entries.h"
+#include "core/config.h"
 #include "core/plugin/plugin_host.h"
 
 namespace drift::app {
@@ -57,7 +57,7 @@ int list(const std::vector<std::string>& args) {
     return 0;
   }
   std::vector<PluginEntry> entries;
-  if (vm.count("config")) entries = read_plugin_entries(vm["config"].as<std::string>());
+  if (vm.count("config")) entries = load_config(vm["config"].as<std::string>()).plugins;
   if (vm.count("plugin"))
     for (const std::string& path : vm["plugin"].as<std::vector<std::string>>())
       entries.push_back(PluginEntry{"", path, ""});

@@ -56,9 +56,9 @@ TEST(PluginsCli, LoadErrorsPrintTheReasonAndFail) {
 TEST(PluginsCli, SwappingPluginsIsAConfigChange) {
   std::string dir = make_temp_dir("drift-cli");
   std::string a = write_config(dir, "a.toml",
-                               "[[plugins]]\nname = \"abi_good\"\n");  // found on DRIFT_PLUGIN_PATH
+                               "schema_version = 1\n[[plugins]]\nname = \"abi_good\"\n");  // found on DRIFT_PLUGIN_PATH
   std::string b = write_config(dir, "b.toml",
-                               "[[plugins]]\nname = \"rec\"\npath = \"" + std::string(DRIFT_ABI_PLUGIN_RECORDING) +
+                               "schema_version = 1\n[[plugins]]\nname = \"rec\"\npath = \"" + std::string(DRIFT_ABI_PLUGIN_RECORDING) +
                                    "\"\n[plugins.rec]\ntag = \"x\"\n");
   std::string env = std::string("DRIFT_PLUGIN_PATH=") + DRIFT_ABI_PLUGIN_DIR + " ";
   CliRun with_a = drift_cli("plugins list --config " + a, env);
