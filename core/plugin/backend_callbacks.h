@@ -1,0 +1,68 @@
+#pragma once
+// The compute-primitive and tensor services of drift_host_api_t, implemented over a Backend.
+//
+// install_compute_callbacks fills the HostCallbacks members embedding, gemm, rms_norm, rope,
+// attention, silu_mul, softmax, top_k, tensor_alloc, tensor_free, tensor_copy and
+// load_safetensors (every other member is left as it is). The contracts are those of
+// drift/plugin.h; in addition each callback validates its drift_tensor_t arguments -- device
+// and dtype (the backend's: CPU / F32 for activations, I32 for ids, positions and indices),
+// row-major contiguous strides (all-zero strides read as "contiguous, unspecified"), non-null
+// data, shapes consistent with each other -- and answers DRIFT_ERROR_INVALID_ARGUMENT, with one
+// spdlog warning naming the service, the argument and its shape, instead of computing. Outputs
+// may alias an input only where the header allows it (rms_norm, rope, softmax, silu_mul, and
+// only exactly: out == input); a partial overlap is an invalid argument.
+//
+// Only the CPU backend (device CPU, compute dtype F32) is implemented: with any other backend
+// every callback listed above is installed answering DRIFT_ERROR_NOT_SUPPORTED (explicitly,
+// so tensor_alloc does not fall back to host memory).
+//
+// Attention (drift_attention_args_t):
+//  - dense: the caller's own K/V [n_kv, num_kv_heads, head_dim]; K/V row j holds position j.
+//  - paged, whole sequence (k = v = NULL, num_pages == 0): the engine KV of seq_id at `layer`,
+//    positions 0 .. num_tokens-1 of its block table.
+//  - paged, explicit page list (num_pages > 0): only the listed pages (each MUST be in the
+//    sequence's block table, no duplicates; any order -- they are attended in block-table
+//    order). The attended positions are those the pages hold, in block-table order; that is
+//    what n_kv and the mask's columns count.
+//  Without a mask, query i sees the attended positions <= q_positions[i] (causal by position;
+//  a query beyond the stored KV sees all of it). With a mask ([n_q, n_kv], 1 = may attend) the
+//  mask alone decides and q_positions may be NULL. A query that sees nothing gets zeros.
+//  num_heads must be a multiple of num_kv_heads (GQA). The ABI's attention arguments carry one
+//  page list, so there is no per-KV-head variant to serve here. The paged variants need `kv`
+//  below; without it (or when it yields no KV) they answer DRIFT_ERROR_NOT_SUPPORTED. Unknown
+//  seq_id: whatever kv.block_table answers (DRIFT_ERROR_NOT_FOUND for the engine).
+//
+// Lifetime: the callbacks keep a reference to `backend` (it must outlive them) and copies of
+// what they need from `model` and `rope`.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/model_config.h"
+#include "core/plugin/host_services.h"
+#include "core/rope_frequencies.h"
+
+namespace drift {
+
+// How the attention service reaches the engine's paged KV cache.
+struct EngineKvAccess {
+  // The engine's per-layer KV ([num_slots, num_kv_heads, head_dim], slot = page * block_size +
+  // offset); may return nullptr while there is none (paged attention is then NOT_SUPPORTED).
+  std::function<const std::vector<LayerKV>*()> kv_layers;
+  int64_t block_size = 0;  // KV tokens per page
+  // A sequence's block table and the number of tokens whose KV it holds: the same function
+  // the engine installs as HostCallbacks::block_table.
+  std::function<drift_status_t(drift_seq_id_t, const drift_page_id_t** pages, int64_t* num_pages,
+                               int64_t* num_tokens)>
+      block_table;
+};
+
+// Compute primitives + tensor memory for `backend`; paged attention NOT_SUPPORTED.
+void install_compute_callbacks(HostCallbacks& callbacks, Backend& backend, const ModelConfig& model,
+                               const RopeFrequencies& rope);
+// The same, with paged attention (whole sequence or explicit page list) over the engine's KV.
+void install_compute_callbacks(HostCallbacks& callbacks, Backend& backend, const ModelConfig& model,
+                               const RopeFrequencies& rope, EngineKvAccess kv);
+
+}  // namespace drift

@@ -1,0 +1,648 @@
+// The compute primitives and tensor services of install_compute_callbacks, called as a plugin
+// calls them (through the drift_host_api_t table of a PluginContext) and checked against naive
+// double-precision references written here.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/cpu_backend.h"
+#include "core/plugin/backend_callbacks.h"
+#include "core/plugin/host_services.h"
+#include "core/rope_frequencies.h"
+#include "support/test_data.h"
+
+namespace drift {
+namespace {
+
+// A host buffer plus the drift_tensor_t describing it (contiguous strides).
+template <typename V>
+struct Buf {
+  std::vector<V> data;
+  drift_tensor_t t{};
+  Buf(std::vector<int64_t> shape, std::vector<V> values = {}) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    data = values.empty() ? std::vector<V>(n) : std::move(values);
+    EXPECT_EQ(static_cast<int64_t>(data.size()), n);
+    t.data = data.data();
+    t.dtype = std::is_same_v<V, float> ? DRIFT_DTYPE_F32 : DRIFT_DTYPE_I32;
+    t.device = DRIFT_DEVICE_CPU;
+    t.ndim = static_cast<int32_t>(shape.size());
+    int64_t stride = 1;
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      t.shape[d] = shape[d];
+      t.strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+  V& operator[](size_t i) { return data[i]; }
+  drift_tensor_t* operator&() { return &t; }
+};
+using F = Buf<float>;
+using I = Buf<int32_t>;
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+ModelConfig tiny_model() {
+  ModelConfig m;
+  m.vocab_size = 10;
+  m.hidden_size = 32;
+  m.intermediate_size = 48;
+  m.num_layers = 2;
+  m.num_heads = 4;
+  m.num_kv_heads = 2;
+  m.head_dim = 8;
+  m.rope.type = RopeType::Llama3;  // non-trivial inv_freq
+  m.rope.theta = 500000.0;
+  m.rope.factor = 8.0;
+  m.rope.original_max_position = 64;
+  return m;
+}
+
+// One paged KV pool: 6 pages of 4 slots, 2 layers, 2 kv heads of head_dim 8. Sequence 7 owns
+// pages {5, 2, 0} and holds 10 tokens (the last page half full).
+struct PagedKv {
+  static constexpr int64_t kBlock = 4, kPages = 6, kKvHeads = 2, kHeadDim = 8;
+  std::vector<LayerKV> layers;
+  std::vector<drift_page_id_t> table{5, 2, 0};
+  int64_t num_tokens = 10;
+  PagedKv() {
+    for (uint32_t l = 0; l < 2; ++l) {
+      LayerKV kv{Tensor::zeros({kPages * kBlock, kKvHeads, kHeadDim}), Tensor::zeros({kPages * kBlock, kKvHeads, kHeadDim})};
+      auto k = random_floats(kv.k.numel(), 100 + l), v = random_floats(kv.v.numel(), 200 + l);
+      std::copy(k.begin(), k.end(), kv.k.as<float>());
+      std::copy(v.begin(), v.end(), kv.v.as<float>());
+      layers.push_back(std::move(kv));
+    }
+  }
+  // K (or V) row of sequence position `pos` at `layer`: [kv_heads * head_dim] floats.
+  const float* row(bool value, int layer, int64_t pos) const {
+    const Tensor& t = value ? layers[layer].v : layers[layer].k;
+    const int64_t slot = table[pos / kBlock] * kBlock + pos % kBlock;
+    return t.as<float>() + slot * kKvHeads * kHeadDim;
+  }
+  EngineKvAccess access() {
+    EngineKvAccess a;
+    a.kv_layers = [this] { return &layers; };
+    a.block_size = kBlock;
+    a.block_table = [this](drift_seq_id_t seq, const drift_page_id_t** pages, int64_t* n, int64_t* tokens) {
+      if (seq != 7) return DRIFT_ERROR_NOT_FOUND;
+      *pages = table.data();
+      *n = static_cast<int64_t>(table.size());
+      *tokens = num_tokens;
+      return DRIFT_OK;
+    };
+    return a;
+  }
+};
+
+struct Fixture {
+  HostState state;
+  CpuBackend backend;
+  ModelConfig model = tiny_model();
+  RopeFrequencies rope = compute_rope_frequencies(model.rope, model.head_dim);
+  PagedKv kv;
+  PluginContext context{"cb", "", &state};
+  const drift_host_api_t* api = context.api();
+  void* ctx = api->ctx;
+  Fixture() { install_compute_callbacks(state.callbacks, backend, model, rope, kv.access()); }
+};
+
+// ---- references (doubles, plain loops) -----------------------------------------------------
+
+// Attention of one query row over explicit K/V rows (each [kv_heads * head_dim]); visible[j]
+// says whether row j may be attended. Returns [heads * head_dim].
+std::vector<double> ref_attention(const float* q, const std::vector<const float*>& k,
+                                  const std::vector<const float*>& v, const std::vector<bool>& visible,
+                                  int64_t heads, int64_t kv_heads, int64_t head_dim, double scale) {
+  std::vector<double> out(heads * head_dim, 0.0);
+  for (int64_t h = 0; h < heads; ++h) {
+    const int64_t g = h / (heads / kv_heads);
+    std::vector<double> s(k.size(), 0.0);
+    double mx = -1e300;
+    for (size_t j = 0; j < k.size(); ++j) {
+      if (!visible[j]) continue;
+      double dot = 0;
+      for (int64_t d = 0; d < head_dim; ++d) dot += double(q[h * head_dim + d]) * k[j][g * head_dim + d];
+      s[j] = dot * scale;
+      mx = std::max(mx, s[j]);
+    }
+    double sum = 0;
+    for (size_t j = 0; j < k.size(); ++j)
+      if (visible[j]) sum += std::exp(s[j] - mx);
+    for (size_t j = 0; j < k.size(); ++j) {
+      if (!visible[j]) continue;
+      const double p = std::exp(s[j] - mx) / sum;
+      for (int64_t d = 0; d < head_dim; ++d) out[h * head_dim + d] += p * v[j][g * head_dim + d];
+    }
+  }
+  return out;
+}
+
+void expect_near_all(const float* got, const std::vector<double>& want, double tol, const std::string& what) {
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol) << what << " at " << i;
+}
+
+// ---- primitives -----------------------------------------------------------------------------
+
+TEST(BackendCallbacks, GemmWithAndWithoutBias) {
+  Fixture f;
+  const int64_t m = 3, k = 37, n = 5;
+  F x({m, k}, random_floats(m * k, 1)), w({n, k}, random_floats(n * k, 2)), bias({n}, random_floats(n, 3));
+  for (bool with_bias : {false, true}) {
+    F out({m, n});
+    ASSERT_EQ(f.api->gemm(f.ctx, nullptr, &x, &w, with_bias ? &bias : nullptr, &out), DRIFT_OK);
+    std::vector<double> want(m * n);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t o = 0; o < n; ++o) {
+        double acc = with_bias ? bias[o] : 0.0;
+        for (int64_t i = 0; i < k; ++i) acc += double(x[r * k + i]) * w[o * k + i];
+        want[r * n + o] = acc;
+      }
+    expect_near_all(out.data.data(), want, 1e-5, with_bias ? "gemm+bias" : "gemm");
+  }
+}
+
+TEST(BackendCallbacks, RmsNormOutOfPlaceAndInPlace) {
+  Fixture f;
+  const int64_t rows = 3, dim = 16;
+  const float eps = 1e-5f;
+  F x({rows, dim}, random_floats(rows * dim, 4, -3, 3)), weight({dim}, random_floats(dim, 5, 0.5, 1.5));
+  std::vector<double> want(rows * dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) ss += double(x[r * dim + i]) * x[r * dim + i];
+    const double inv = 1.0 / std::sqrt(ss / dim + eps);
+    for (int64_t i = 0; i < dim; ++i) want[r * dim + i] = x[r * dim + i] * inv * weight[i];
+  }
+  F out({rows, dim});
+  ASSERT_EQ(f.api->rms_norm(f.ctx, nullptr, &x, &weight, eps, &out), DRIFT_OK);
+  expect_near_all(out.data.data(), want, 1e-5, "rms_norm");
+  ASSERT_EQ(f.api->rms_norm(f.ctx, nullptr, &x, &weight, eps, &x), DRIFT_OK);  // in place
+  expect_near_all(x.data.data(), want, 1e-5, "rms_norm in place");
+}
+
+TEST(BackendCallbacks, RopeMatchesRotateHalfWithTheModelsFrequencies) {
+  Fixture f;
+  const int64_t n = 3, heads = 2, hd = f.model.head_dim, half = hd / 2;
+  F x({n, heads, hd}, random_floats(n * heads * hd, 6));
+  I pos({n}, {0, 5, 300});
+  const std::vector<float> orig = x.data;
+  ASSERT_EQ(f.api->rope(f.ctx, nullptr, &x, &pos), DRIFT_OK);
+  const std::vector<float> inv = compute_rope_frequencies(f.model.rope, hd).inv_freq;
+  ASSERT_EQ(static_cast<int64_t>(inv.size()), half);
+  std::vector<double> want(orig.size());
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = double(pos[t]) * inv[i];
+        const double a = orig[(t * heads + h) * hd + i], b = orig[(t * heads + h) * hd + i + half];
+        want[(t * heads + h) * hd + i] = a * std::cos(angle) - b * std::sin(angle);        // x*cos + rotate_half(x)*sin
+        want[(t * heads + h) * hd + i + half] = b * std::cos(angle) + a * std::sin(angle);
+      }
+  expect_near_all(x.data.data(), want, 1e-4, "rope");
+}
+
+TEST(BackendCallbacks, SoftmaxWithTemperature) {
+  Fixture f;
+  const int64_t rows = 2, cols = 11;
+  const float temperature = 0.7f;
+  F x({rows, cols}, random_floats(rows * cols, 7, -4, 4)), out({rows, cols});
+  std::vector<double> want(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mx = -1e300, sum = 0;
+    for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, double(x[r * cols + c]) / temperature);
+    for (int64_t c = 0; c < cols; ++c) sum += std::exp(double(x[r * cols + c]) / temperature - mx);
+    for (int64_t c = 0; c < cols; ++c) want[r * cols + c] = std::exp(double(x[r * cols + c]) / temperature - mx) / sum;
+  }
+  ASSERT_EQ(f.api->softmax(f.ctx, nullptr, &x, temperature, &out), DRIFT_OK);
+  expect_near_all(out.data.data(), want, 1e-6, "softmax");
+  ASSERT_EQ(f.api->softmax(f.ctx, nullptr, &x, temperature, &x), DRIFT_OK);  // in place
+  expect_near_all(x.data.data(), want, 1e-6, "softmax in place");
+}
+
+TEST(BackendCallbacks, TopKDescendingTiesByLowestIndex) {
+  Fixture f;
+  const int64_t v = 9;
+  const int32_t k = 5;
+  std::vector<float> values = {1, 3, 3, 2, 3, -1, 2, 0, 3};
+  auto random = random_floats(v, 8);
+  values.insert(values.end(), random.begin(), random.end());
+  F x({2, v}, values), top({2, k});
+  I idx({2, k});
+  ASSERT_EQ(f.api->top_k(f.ctx, nullptr, &x, k, &top, &idx), DRIFT_OK);
+  EXPECT_EQ(std::vector<int32_t>(idx.data.begin(), idx.data.begin() + k), (std::vector<int32_t>{1, 2, 4, 8, 3}));
+  EXPECT_EQ(std::vector<float>(top.data.begin(), top.data.begin() + k), (std::vector<float>{3, 3, 3, 3, 2}));
+  // Row 1 against a stable sort by descending value.
+  std::vector<int32_t> order(v);
+  for (int32_t i = 0; i < v; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return random[a] > random[b]; });
+  for (int32_t j = 0; j < k; ++j) {
+    EXPECT_EQ(idx[k + j], order[j]);
+    EXPECT_EQ(top[k + j], random[order[j]]);
+  }
+}
+
+TEST(BackendCallbacks, SiluMulSeparateGateAndUp) {
+  Fixture f;
+  const int64_t n = 3, inter = 7;
+  F gate({n, inter}, random_floats(n * inter, 9, -5, 5)), up({n, inter}, random_floats(n * inter, 10)), out({n, inter});
+  std::vector<double> want(n * inter);
+  for (int64_t i = 0; i < n * inter; ++i) want[i] = double(gate[i]) / (1.0 + std::exp(-double(gate[i]))) * up[i];
+  ASSERT_EQ(f.api->silu_mul(f.ctx, nullptr, &gate, &up, &out), DRIFT_OK);
+  expect_near_all(out.data.data(), want, 1e-6, "silu_mul");
+  ASSERT_EQ(f.api->silu_mul(f.ctx, nullptr, &gate, &up, &gate), DRIFT_OK);  // in place
+  expect_near_all(gate.data.data(), want, 1e-6, "silu_mul in place");
+}
+
+TEST(BackendCallbacks, EmbeddingGathersRows) {
+  Fixture f;
+  F table({10, 4}, random_floats(40, 11)), out({3, 4});
+  I ids({3}, {3, 0, 9});
+  ASSERT_EQ(f.api->embedding(f.ctx, nullptr, &table, &ids, &out), DRIFT_OK);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t d = 0; d < 4; ++d) EXPECT_EQ(out[i * 4 + d], table[ids[i] * 4 + d]);
+  I bad({3}, {3, 10, 0});
+  EXPECT_EQ(f.api->embedding(f.ctx, nullptr, &table, &bad, &out), DRIFT_ERROR_INVALID_ARGUMENT);
+}
+
+// ---- attention ----------------------------------------------------------------------------
+
+struct DenseAttention {
+  static constexpr int64_t n_q = 3, n_kv = 6, heads = 4, kv_heads = 2, hd = 8;
+  F q{{n_q, heads, hd}, random_floats(n_q * heads * hd, 12)};
+  F k{{n_kv, kv_heads, hd}, random_floats(n_kv * kv_heads * hd, 13)};
+  F v{{n_kv, kv_heads, hd}, random_floats(n_kv * kv_heads * hd, 14)};
+  F out{{n_q, heads, hd}};
+  std::vector<const float*> rows(F& t) {
+    std::vector<const float*> r;
+    for (int64_t j = 0; j < n_kv; ++j) r.push_back(t.data.data() + j * kv_heads * hd);
+    return r;
+  }
+  drift_attention_args_t args() {
+    drift_attention_args_t a{};
+    a.struct_size = sizeof(a);
+    a.q = &q.t;
+    a.k = &k.t;
+    a.v = &v.t;
+    a.out = &out.t;
+    return a;
+  }
+};
+
+TEST(BackendCallbacks, AttentionDenseCausalByPosition) {
+  Fixture f;
+  DenseAttention d;
+  I pos({d.n_q}, {3, 4, 5});
+  auto a = d.args();
+  a.q_positions = &pos.t;
+  ASSERT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_OK);
+  for (int64_t i = 0; i < d.n_q; ++i) {
+    std::vector<bool> visible(d.n_kv);
+    for (int64_t j = 0; j < d.n_kv; ++j) visible[j] = j <= pos[i];
+    auto want = ref_attention(d.q.data.data() + i * d.heads * d.hd, d.rows(d.k), d.rows(d.v), visible, d.heads,
+                              d.kv_heads, d.hd, 1.0 / std::sqrt(double(d.hd)));
+    expect_near_all(d.out.data.data() + i * d.heads * d.hd, want, 1e-5, "causal row " + std::to_string(i));
+  }
+}
+
+TEST(BackendCallbacks, AttentionDenseTreeMask) {
+  Fixture f;
+  DenseAttention d;
+  // Rows: a prefix of 3 positions, then a tree 3 <- {4, 5} siblings; query i is node 3 + i.
+  const uint8_t mask[DenseAttention::n_q * DenseAttention::n_kv] = {
+      1, 1, 1, 1, 0, 0,  //
+      1, 1, 1, 1, 1, 0,  //
+      1, 1, 1, 1, 0, 1};
+  auto a = d.args();
+  a.mask = mask;
+  a.scale = 0.3f;
+  ASSERT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_OK);  // q_positions may be NULL with a mask
+  for (int64_t i = 0; i < d.n_q; ++i) {
+    std::vector<bool> visible(d.n_kv);
+    for (int64_t j = 0; j < d.n_kv; ++j) visible[j] = mask[i * d.n_kv + j] != 0;
+    auto want = ref_attention(d.q.data.data() + i * d.heads * d.hd, d.rows(d.k), d.rows(d.v), visible, d.heads,
+                              d.kv_heads, d.hd, 0.3);
+    expect_near_all(d.out.data.data() + i * d.heads * d.hd, want, 1e-5, "tree row " + std::to_string(i));
+  }
+}
+
+// Paged: the engine's KV of sequence 7 (positions 0..9 in pages 5, 2, 0), whole or restricted.
+void check_paged(Fixture& f, int layer, const std::vector<int32_t>& positions, const std::vector<int64_t>& attended,
+                 const drift_page_id_t* pages, int32_t num_pages, const uint8_t* mask) {
+  const int64_t n_q = static_cast<int64_t>(positions.size()), heads = 4, hd = PagedKv::kHeadDim;
+  F q({n_q, heads, hd}, random_floats(n_q * heads * hd, 15)), out({n_q, heads, hd});
+  I pos({n_q}, positions);
+  drift_attention_args_t a{};
+  a.struct_size = sizeof(a);
+  a.q = &q.t;
+  a.q_positions = &pos.t;
+  a.mask = mask;
+  a.seq_id = 7;
+  a.layer = layer;
+  a.pages = pages;
+  a.num_pages = num_pages;
+  a.out = &out.t;
+  ASSERT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_OK);
+  std::vector<const float*> k, v;
+  for (int64_t p : attended) {
+    k.push_back(f.kv.row(false, layer, p));
+    v.push_back(f.kv.row(true, layer, p));
+  }
+  for (int64_t i = 0; i < n_q; ++i) {
+    std::vector<bool> visible(attended.size());
+    for (size_t j = 0; j < attended.size(); ++j)
+      visible[j] = mask ? mask[i * attended.size() + j] != 0 : attended[j] <= positions[i];
+    auto want = ref_attention(q.data.data() + i * heads * hd, k, v, visible, heads, PagedKv::kKvHeads, hd,
+                              1.0 / std::sqrt(double(hd)));
+    expect_near_all(out.data.data() + i * heads * hd, want, 1e-5, "paged row " + std::to_string(i));
+  }
+}
+
+TEST(BackendCallbacks, AttentionPagedWholeSequence) {
+  Fixture f;
+  std::vector<int64_t> all{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  check_paged(f, 1, {9, 6, 12}, all, nullptr, 0, nullptr);  // a query past the KV sees all of it
+}
+
+TEST(BackendCallbacks, AttentionPagedExplicitPageList) {
+  Fixture f;
+  const drift_page_id_t pages[] = {0, 5};  // blocks 2 (positions 8, 9) and 0 (0..3), any order
+  std::vector<int64_t> attended{0, 1, 2, 3, 8, 9};
+  check_paged(f, 0, {9, 8, 2}, attended, pages, 2, nullptr);
+  const uint8_t mask[2 * 6] = {1, 0, 1, 0, 1, 1,  //
+                               0, 1, 1, 1, 0, 1};
+  check_paged(f, 1, {9, 9}, attended, pages, 2, mask);
+}
+
+TEST(BackendCallbacks, AttentionPagedErrors) {
+  Fixture f;
+  F q({1, 4, 8}), out({1, 4, 8});
+  I pos({1}, {3});
+  drift_attention_args_t a{};
+  a.struct_size = sizeof(a);
+  a.q = &q.t;
+  a.q_positions = &pos.t;
+  a.out = &out.t;
+  a.seq_id = 8;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_NOT_FOUND);  // unknown sequence
+  a.seq_id = 7;
+  a.layer = 2;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_INVALID_ARGUMENT);  // no such layer
+  a.layer = 0;
+  const drift_page_id_t foreign[] = {1};
+  a.pages = foreign;
+  a.num_pages = 1;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_INVALID_ARGUMENT);  // not in its table
+  const drift_page_id_t twice[] = {2, 2};
+  a.pages = twice;
+  a.num_pages = 2;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_INVALID_ARGUMENT);
+  a.num_pages = 0;
+  a.pages = nullptr;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_OK);
+
+  // Without the engine's KV the paged variant is not supported (the dense one still is).
+  HostState state;
+  CpuBackend backend;
+  PluginContext context("nokv", "", &state);
+  install_compute_callbacks(state.callbacks, backend, f.model, f.rope);
+  EXPECT_EQ(context.api()->attention(context.api()->ctx, nullptr, &a), DRIFT_ERROR_NOT_SUPPORTED);
+  DenseAttention d;
+  I dpos({d.n_q}, {0, 1, 2});
+  auto dense = d.args();
+  dense.q_positions = &dpos.t;
+  EXPECT_EQ(context.api()->attention(context.api()->ctx, nullptr, &dense), DRIFT_OK);
+}
+
+// ---- tensors and checkpoints ----------------------------------------------------------------
+
+TEST(BackendCallbacks, TensorAllocCopyFree) {
+  Fixture f;
+  const int64_t shape[] = {2, 3};
+  drift_tensor_t a{}, b{};
+  ASSERT_EQ(f.api->tensor_alloc(f.ctx, DRIFT_DTYPE_F32, 2, shape, &a), DRIFT_OK);
+  ASSERT_EQ(f.api->tensor_alloc(f.ctx, DRIFT_DTYPE_F32, 2, shape, &b), DRIFT_OK);
+  EXPECT_EQ(a.strides[0], 3);
+  for (int i = 0; i < 6; ++i) static_cast<float*>(a.data)[i] = float(i) * 0.5f;
+  ASSERT_EQ(f.api->tensor_copy(f.ctx, nullptr, &a, &b), DRIFT_OK);
+  EXPECT_EQ(static_cast<float*>(b.data)[5], 2.5f);
+  drift_tensor_t ints{};
+  ASSERT_EQ(f.api->tensor_alloc(f.ctx, DRIFT_DTYPE_I32, 2, shape, &ints), DRIFT_OK);
+  EXPECT_EQ(f.api->tensor_copy(f.ctx, nullptr, &a, &ints), DRIFT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(f.api->tensor_alloc(f.ctx, 42, 2, shape, &ints), DRIFT_ERROR_INVALID_ARGUMENT);
+  f.api->tensor_free(f.ctx, &a);
+  f.api->tensor_free(f.ctx, &b);
+  f.api->tensor_free(f.ctx, &ints);
+  EXPECT_EQ(a.data, nullptr);
+}
+
+// The checkpoint as the file says it is: header length, JSON header, raw little-endian F32.
+std::map<std::string, std::pair<std::vector<int64_t>, std::vector<float>>> read_f32_safetensors(
+    const std::string& path, const std::set<std::string>& wanted) {
+  std::ifstream in(path, std::ios::binary);
+  uint64_t header_len = 0;
+  in.read(reinterpret_cast<char*>(&header_len), 8);
+  std::string header(header_len, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_len));
+  const auto j = nlohmann::json::parse(header);
+  std::map<std::string, std::pair<std::vector<int64_t>, std::vector<float>>> out;
+  for (const auto& name : wanted) {
+    const auto& e = j.at(name);
+    EXPECT_EQ(e.at("dtype"), "F32");
+    const auto begin = e.at("data_offsets")[0].get<uint64_t>(), end = e.at("data_offsets")[1].get<uint64_t>();
+    std::vector<float> data((end - begin) / 4);
+    in.seekg(static_cast<std::streamoff>(8 + header_len + begin));
+    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(end - begin));
+    out[name] = {e.at("shape").get<std::vector<int64_t>>(), std::move(data)};
+  }
+  return out;
+}
+
+TEST(BackendCallbacks, LoadSafetensorsGoldenModel) {
+  Fixture f;
+  const std::string path = test::test_data_path("golden/llama-tiny/model.safetensors");
+  ASSERT_FALSE(path.empty());
+  const char* names[] = {"model.layers.1.self_attn.k_proj.weight", "model.norm.weight"};
+  const auto want = read_f32_safetensors(path, {names[0], names[1]});
+  drift_tensor_t out[2]{};
+  ASSERT_EQ(f.api->load_safetensors(f.ctx, path.c_str(), names, 2, out), DRIFT_OK);
+  for (int i = 0; i < 2; ++i) {
+    const auto& [shape, data] = want.at(names[i]);
+    EXPECT_EQ(out[i].dtype, DRIFT_DTYPE_F32);
+    EXPECT_EQ(out[i].device, DRIFT_DEVICE_CPU);
+    ASSERT_EQ(out[i].ndim, static_cast<int32_t>(shape.size())) << names[i];
+    EXPECT_EQ(std::vector<int64_t>(out[i].shape, out[i].shape + out[i].ndim), shape);
+    EXPECT_EQ(out[i].strides[out[i].ndim - 1], 1);
+    ASSERT_EQ(tensor_numel(out[i]), static_cast<int64_t>(data.size()));
+    EXPECT_EQ(std::memcmp(out[i].data, data.data(), data.size() * 4), 0) << names[i];
+    f.api->tensor_free(f.ctx, &out[i]);
+  }
+  // Missing tensor / missing file: NOT_FOUND, nothing allocated, out left zeroed.
+  const char* missing[] = {"model.norm.weight", "model.no_such.weight"};
+  drift_tensor_t none[2]{};
+  EXPECT_EQ(f.api->load_safetensors(f.ctx, path.c_str(), missing, 2, none), DRIFT_ERROR_NOT_FOUND);
+  EXPECT_EQ(none[0].data, nullptr);
+  EXPECT_EQ(f.api->load_safetensors(f.ctx, "/nonexistent/model.safetensors", names, 1, none),
+            DRIFT_ERROR_NOT_FOUND);
+  // A directory works too (model.safetensors inside it).
+  const std::string dir = path.substr(0, path.rfind('/'));
+  ASSERT_EQ(f.api->load_safetensors(f.ctx, dir.c_str(), names + 1, 1, out), DRIFT_OK);
+  EXPECT_EQ(out[0].shape[0], 64);
+  f.api->tensor_free(f.ctx, &out[0]);
+}
+
+// ---- bad arguments: an error status, no crash, no write --------------------------------------
+
+TEST(BackendCallbacks, BadArgumentsAreRefused) {
+  Fixture f;
+  constexpr drift_status_t kInvalid = DRIFT_ERROR_INVALID_ARGUMENT;
+  F x({2, 4}, random_floats(8, 16)), w({3, 4}), w_bad({3, 5}), out({2, 3}), out_bad({2, 4});
+  I xi({2, 4});
+  // gemm: wrong dtype, k mismatch, wrong out, wrong bias, NULL, strided, aliasing.
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &xi, &w, nullptr, &out), kInvalid);
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &x, &w_bad, nullptr, &out), kInvalid);
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &x, &w, nullptr, &out_bad), kInvalid);
+  F bias_bad({4});
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &x, &w, &bias_bad, &out), kInvalid);
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, nullptr, &w, nullptr, &out), kInvalid);
+  F xt({2, 4});
+  xt.t.strides[0] = 1;
+  xt.t.strides[1] = 2;  // a transposed view
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &xt, &w, nullptr, &out), kInvalid);
+  F square({4, 4}), xsq({4, 4});
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &xsq, &square, nullptr, &xsq), kInvalid);  // out == x
+  // All-zero strides read as contiguous.
+  F xz({2, 4});
+  std::fill(std::begin(xz.t.strides), std::end(xz.t.strides), 0);
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &xz, &w, nullptr, &out), DRIFT_OK);
+  // A CUDA-tagged tensor on the CPU backend.
+  F xc({2, 4});
+  xc.t.device = DRIFT_DEVICE_CUDA;
+  EXPECT_EQ(f.api->gemm(f.ctx, nullptr, &xc, &w, nullptr, &out), kInvalid);
+
+  // rms_norm: weight of the wrong size, out of another shape, negative eps, partial overlap.
+  F weight({4}), weight_bad({3}), big({3, 4});
+  EXPECT_EQ(f.api->rms_norm(f.ctx, nullptr, &x, &weight_bad, 1e-5f, &x), kInvalid);
+  EXPECT_EQ(f.api->rms_norm(f.ctx, nullptr, &x, &weight, 1e-5f, &out), kInvalid);
+  EXPECT_EQ(f.api->rms_norm(f.ctx, nullptr, &x, &weight, -1.0f, &x), kInvalid);
+  drift_tensor_t shifted = x.t;
+  shifted.data = x.data.data() + 1;
+  shifted.shape[0] = 1;
+  drift_tensor_t x_row = x.t;
+  x_row.shape[0] = 1;
+  EXPECT_EQ(f.api->rms_norm(f.ctx, nullptr, &x_row, &weight, 1e-5f, &shifted), kInvalid);
+
+  // rope: head_dim other than the model's, positions of the wrong length or dtype.
+  F q6({2, 1, 6}), q8({2, 1, 8});
+  I pos2({2}), pos3({3});
+  F posf({2});
+  EXPECT_EQ(f.api->rope(f.ctx, nullptr, &q6, &pos2), kInvalid);
+  EXPECT_EQ(f.api->rope(f.ctx, nullptr, &q8, &pos3), kInvalid);
+  EXPECT_EQ(f.api->rope(f.ctx, nullptr, &q8, &posf), kInvalid);
+
+  // softmax / silu_mul / top_k / embedding.
+  EXPECT_EQ(f.api->softmax(f.ctx, nullptr, &x, 0.0f, &x), kInvalid);
+  EXPECT_EQ(f.api->softmax(f.ctx, nullptr, &x, 1.0f, &out), kInvalid);
+  EXPECT_EQ(f.api->silu_mul(f.ctx, nullptr, &x, &out, &x), kInvalid);
+  F vals({2, 5});
+  I idx({2, 5}), idx3({2, 3});
+  EXPECT_EQ(f.api->top_k(f.ctx, nullptr, &x, 5, &vals, &idx), kInvalid);  // k > v
+  EXPECT_EQ(f.api->top_k(f.ctx, nullptr, &x, 3, &out, &idx), kInvalid);   // indices [2, 5] for k 3
+  EXPECT_EQ(f.api->top_k(f.ctx, nullptr, &x, 3, &idx3, &idx3), kInvalid); // values must be F32
+  EXPECT_EQ(f.api->top_k(f.ctx, nullptr, &x, 0, &out, &idx3), kInvalid);
+  F table({10, 4}), emb_out({2, 3});
+  EXPECT_EQ(f.api->embedding(f.ctx, nullptr, &table, &pos2, &emb_out), kInvalid);
+  EXPECT_EQ(f.api->embedding(f.ctx, nullptr, &table, &posf, &x), kInvalid);
+
+  // attention: q/out mismatch, heads not a multiple of kv heads, K/V mismatch, half dense.
+  DenseAttention d;
+  I dpos({d.n_q}, {0, 1, 2});
+  auto a = d.args();
+  a.q_positions = &dpos.t;
+  F out_small({d.n_q, d.heads, 4});
+  a.out = &out_small.t;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), kInvalid);
+  a = d.args();
+  a.q_positions = &dpos.t;
+  F k3({d.n_kv, 3, d.hd}), v3({d.n_kv, 3, d.hd});
+  a.k = &k3.t;
+  a.v = &v3.t;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), kInvalid);
+  a = d.args();
+  a.q_positions = &dpos.t;
+  F v_short({d.n_kv - 1, d.kv_heads, d.hd});
+  a.v = &v_short.t;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), kInvalid);
+  a = d.args();
+  a.q_positions = &dpos.t;
+  a.v = nullptr;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), kInvalid);
+  a = d.args();  // no positions and no mask
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), kInvalid);
+  a = d.args();
+  a.q_positions = &dpos.t;
+  a.struct_size = 8;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), kInvalid);
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, nullptr), kInvalid);
+  // Nothing above wrote into the outputs.
+  EXPECT_TRUE(std::all_of(d.out.data.begin(), d.out.data.end(), [](float v) { return v == 0.0f; }));
+}
+
+// A backend that is not the CPU one: every installed service says NOT_SUPPORTED.
+class FakeCudaBackend final : public Backend {
+ public:
+  std::string name() const override { return "fake-cuda"; }
+  Device device() const override { return Device::CUDA; }
+  DType compute_dtype() const override { return DType::BF16; }
+  Tensor alloc(std::vector<int64_t>, DType) override { return {}; }
+  Tensor upload(const Tensor& t) override { return t; }
+  Tensor to_host_f32(const Tensor& t) override { return t; }
+  void embedding(const Tensor&, const std::vector<int32_t>&, Tensor&) override {}
+  void rms_norm(const Tensor&, const Tensor&, float, Tensor&) override {}
+  void linear(const Tensor&, const Tensor&, const Tensor&, Tensor&) override {}
+  void rope(Tensor&, const std::vector<int32_t>&, const std::vector<float>&, float) override {}
+  void write_kv(LayerKV&, const Tensor&, const Tensor&, const AttentionMetadata&) override {}
+  void attention(const Tensor&, const LayerKV&, const AttentionMetadata&, float, int64_t, Tensor&) override {}
+  void silu_mul(const Tensor&, Tensor&) override {}
+  void add_inplace(Tensor&, const Tensor&) override {}
+  void split_columns(const Tensor&, const std::vector<Tensor*>&) override {}
+  void gather_rows(const Tensor&, const std::vector<int32_t>&, Tensor&) override {}
+  void copy_page(std::vector<LayerKV>&, int32_t, int32_t, int64_t) override {}
+};
+
+TEST(BackendCallbacks, OtherBackendsAreNotSupported) {
+  HostState state;
+  FakeCudaBackend backend;
+  ModelConfig model = tiny_model();
+  install_compute_callbacks(state.callbacks, backend, model, compute_rope_frequencies(model.rope, model.head_dim));
+  PluginContext context("cuda", "", &state);
+  const drift_host_api_t* api = context.api();
+  F x({2, 4}), w({3, 4}), out({2, 3});
+  EXPECT_EQ(api->gemm(api->ctx, nullptr, &x, &w, nullptr, &out), DRIFT_ERROR_NOT_SUPPORTED);
+  const int64_t shape[] = {2};
+  drift_tensor_t t{};
+  EXPECT_EQ(api->tensor_alloc(api->ctx, DRIFT_DTYPE_F32, 1, shape, &t), DRIFT_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(t.data, nullptr);
+}
+
+}  // namespace
+}  // namespace drift
