@@ -39,11 +39,13 @@ Engine::~Engine() {
   plugins_.reset();
 }
 
-void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model, const HostCallbacks& callbacks) {
-  plugins_ = std::make_unique<EnginePlugins>(config, model, *kv_, callbacks, [this](int64_t id) -> const Sequence* {
+void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model,
+                            const std::function<void(HostCallbacks&)>& install_services) {
+  auto lookup = [this](int64_t id) -> const Sequence* {
     auto it = requests_.find(id);
     return it == requests_.end() ? nullptr : it->second.get();
-  });
+  };
+  plugins_ = std::make_unique<EnginePlugins>(config, model, *kv_, lookup, install_services);
   scheduler_->set_observer(plugins_.get());
 }
 

@@ -4,6 +4,7 @@
 // request produced. A bad request (invalid ids, too long, bad sampling values, can never fit)
 // finishes alone with finish_reason "error"; the others proceed.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,7 +78,9 @@ class Engine {
 
   // Loads config.plugins and selects [speculative]'s roles; from then on the engine calls their
   // hooks. Without it (no plugins configured) no hook code runs at all.
-  void enable_plugins(const EngineConfig& config, const ModelConfig& model, const HostCallbacks& callbacks);
+  // `install_services` adds backend services (compute, tensors) to the plugins' host table.
+  void enable_plugins(const EngineConfig& config, const ModelConfig& model,
+                      const std::function<void(HostCallbacks&)>& install_services = {});
   EnginePlugins* plugins() { return plugins_.get(); }
 
   // Set by from_config; null for engines built around a bare executor.

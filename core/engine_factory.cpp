@@ -9,6 +9,7 @@
 #include "core/model_layout.h"
 #include "core/model_runner.h"
 #include "core/model_weights.h"
+#include "core/plugin/backend_callbacks.h"
 #include "core/plugin/engine_plugins.h"
 
 namespace drift {
@@ -65,11 +66,18 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (tokenizer) tokenizer->set_special_tokens(special);
 
   auto runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
+  ModelRunner* runner_view = runner.get();
   auto engine = std::make_unique<Engine>(options, std::move(runner));
   engine->backend_ = std::move(backend);
   engine->tokenizer_ = std::move(tokenizer);
   engine->model_config_ = model;
-  if (!config.plugins.empty() || config.speculative.enabled) engine->enable_plugins(config, model, HostCallbacks{});
+  if (!config.plugins.empty() || config.speculative.enabled) {
+    Backend& backend_ref = *engine->backend_;
+    engine->enable_plugins(config, model, [&backend_ref, runner_view, &model, &options](HostCallbacks& cb) {
+      EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table};
+      install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));
+    });
+  }
   return engine;
 }
 

@@ -22,6 +22,8 @@ class ModelRunner final : public ModelExecutor {
 
   const ModelConfig& config() const { return config_; }
   Backend& backend() { return backend_; }
+  const std::vector<LayerKV>& kv_layers() const { return kv_; }
+  const RopeFrequencies& rope() const { return rope_; }
 
  private:
   void attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, Tensor& x);

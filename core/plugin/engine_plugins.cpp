@@ -8,8 +8,7 @@
 namespace drift {
 
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, KVCacheManager& kv,
-                             HostCallbacks callbacks, SequenceLookup lookup)
-    : kv_(kv), host_(std::move(callbacks)) {
+                             SequenceLookup lookup, const ServiceInstaller& install_services) : kv_(kv) {
   auto& cb = host_.callbacks();
   // Engine-state services: a sequence's tokens and its block table, read-only views valid
   // until the calling hook returns.
@@ -39,6 +38,7 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
     info->num_tokens = info->ref_count > 0 ? static_cast<int32_t>(kv.block_size()) : 0;
     return DRIFT_OK;
   };
+  if (install_services) install_services(cb);
   host_.set_model_info(make_model_info(model, kv.block_size(), kv.num_pages(), DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32));
   host_.load_all(config.plugins);
   const bool speculate = config.speculative.enabled;

@@ -31,9 +31,13 @@ struct SpeculationMetrics {
 class EnginePlugins final : public SchedulerObserver {
  public:
   using SequenceLookup = std::function<const Sequence*(int64_t id)>;
+  // Adds the backend's services (compute primitives, tensors, checkpoints) to the callbacks once
+  // the engine-state ones (sequence tokens, block tables, page info) are in place — before any
+  // plugin is created, since create() may already load weights.
+  using ServiceInstaller = std::function<void(HostCallbacks&)>;
 
-  EnginePlugins(const EngineConfig& config, const ModelConfig& model, KVCacheManager& kv, HostCallbacks callbacks,
-                SequenceLookup lookup);
+  EnginePlugins(const EngineConfig& config, const ModelConfig& model, KVCacheManager& kv, SequenceLookup lookup,
+                const ServiceInstaller& install_services);
   ~EnginePlugins() override;  // hands every page cache managers still hold back to the KV cache
 
   PluginHost& host() { return host_; }
