@@ -60,10 +60,12 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
                options.block_size, options.num_pages * layout.bytes_per_page() / 1048576.0, layout.bytes_per_token(),
                backend->name());
 
+  // load_tokenizer already set the tokenizer's special tokens, resolving tokenizer_config.json's
+  // token strings (bos_token "<|begin_of_text|>", ...) through the tokenizer itself; re-reading
+  // them without it would lose those and fall back to config.json's ids.
   auto tokenizer = try_load_tokenizer(dir);
-  SpecialTokens special = load_special_tokens(dir);
+  const SpecialTokens special = tokenizer ? tokenizer->special_tokens() : load_special_tokens(dir);
   options.eos_ids = special.eos_ids;
-  if (tokenizer) tokenizer->set_special_tokens(special);
 
   auto runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
   ModelRunner* runner_view = runner.get();
