@@ -159,7 +159,9 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   auto outputs = run(*engine, aborted, 6);
   EXPECT_GT(engine->metrics().preemptions, 0) << "the KV budget did not force preemption";
   for (size_t i = 0; i < kPrompts.size(); ++i)
-    if (static_cast<int64_t>(i) != aborted) EXPECT_EQ(outputs[i], expected[i]) << "request " << i;
+    if (static_cast<int64_t>(i) != aborted) {
+      EXPECT_EQ(outputs[i], expected[i]) << "request " << i;
+    }
   engine.reset();  // destroy: the log ends with destroy
 
   const auto events = read_log(log_path);

@@ -138,7 +138,10 @@ TEST(ScoreCommandTest, WritesLogitsMatchingTheGolden) {
   auto cases = test::load_golden_cases(dir);
   const auto seq = cases[1].sequence();
   std::string ids;
-  for (int32_t id : seq) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  for (int32_t id : seq) {
+    if (!ids.empty()) ids += ',';
+    ids += std::to_string(id);
+  }
   const std::string out = test::make_temp_dir("drift-score") + "/logits.safetensors";
   auto r = run_command(drift() + " score --model " + shell_quote(dir) + " --ids " + ids + " --out " + shell_quote(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;

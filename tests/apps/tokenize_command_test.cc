@@ -62,6 +62,7 @@ struct Dir {
   std::string golden;
   std::string dir;
 };
+void PrintTo(const Dir& d, std::ostream* os) { *os << d.golden; }
 
 class TokenizeGolden : public ::testing::TestWithParam<Dir> {};
 

@@ -59,8 +59,9 @@ void expect_greedy_matches(const std::vector<test::GoldenCase>& cases, const std
     ASSERT_GE(outs[i].size(), ref.prefix);
     for (size_t j = 0; j < ref.prefix; ++j)
       ASSERT_EQ(outs[i][j], cases[i].output[j]) << "case " << i << " token " << j << " (required prefix " << ref.prefix << ")";
-    if (ref.next_argmax >= 0)
+    if (ref.next_argmax >= 0) {
       EXPECT_EQ(outs[i][ref.prefix], ref.next_argmax) << "case " << i << ": teacher-forced argmax at " << ref.prefix;
+    }
   }
 }
 
@@ -112,9 +113,13 @@ TEST_P(GoldenModelTest, GreedyUnderPreemptionMatches) {
   const int64_t pages = (longest + 15) / 16 + 2;
   auto engine = Engine::from_config(config_for(dir_, 64, pages, "max_utilization"));
   expect_greedy_matches(cases_, generate_all(*engine, cases_));
-  if (cases_.size() > 1) EXPECT_GT(engine->metrics().preemptions, 0) << "the KV budget did not force preemption";
+  if (cases_.size() > 1) {
+    EXPECT_GT(engine->metrics().preemptions, 0) << "the KV budget did not force preemption";
+  }
   EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
 }
+
+void PrintTo(const GoldenModel& model, std::ostream* os) { *os << model.dir; }
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModelTest,
                          ::testing::Values(GoldenModel{"golden/llama-tiny"}, GoldenModel{"golden/qwen2-tiny"},

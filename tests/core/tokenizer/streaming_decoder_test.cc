@@ -19,6 +19,7 @@ struct Named {
   std::string golden;
   std::string dir_or_model;
 };
+void PrintTo(const Named& n, std::ostream* os) { *os << n.golden; }
 
 std::unique_ptr<Tokenizer> open_tokenizer(const Named& n) {
   if (n.dir_or_model.ends_with(".model")) return std::make_unique<SentencePieceTokenizer>(test_data_path(n.dir_or_model));
