@@ -11,7 +11,6 @@
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/tokenizer/streaming_decoder.h"
-#include "kernels/cpu/parallel.h"
 
 namespace po = boost::program_options;
 
@@ -121,7 +120,6 @@ int run_generate(const std::vector<std::string>& args) {
   if (vm.count("seed")) a.seed = vm["seed"].as<uint64_t>();
 
   EngineConfig config = resolve_engine_config(a.source);
-  if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto engine = Engine::from_config(config);
   const SamplingParams params = sampling_from(a, config.generation);
   if (std::string bad = validate_sampling_params(params); !bad.empty()) fail("invalid sampling option: {}", bad);

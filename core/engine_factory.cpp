@@ -11,6 +11,7 @@
 #include "core/model_weights.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/engine_plugins.h"
+#include "kernels/cpu/parallel.h"
 
 namespace drift {
 namespace {
@@ -42,7 +43,12 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (dir.empty()) fail("{}: [model] path is not set", config.source.empty() ? "config" : config.source);
   if (!std::filesystem::is_directory(dir)) fail("model directory '{}' does not exist", dir);
   ModelConfig model = load_model_config(dir);
+  if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto backend = create_backend(config.engine.backend);
+  if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
+    fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")",
+         config.source.empty() ? "config" : config.source, config.kv_cache.dtype, backend->name(),
+         dtype_name(backend->compute_dtype()));
   const KVLayout layout = ModelLayout{model}.kv_layout(config.kv_cache.block_size, backend->compute_dtype());
 
   EngineOptions options;

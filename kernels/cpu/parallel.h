@@ -6,7 +6,8 @@
 
 namespace drift::cpu {
 
-// Number of threads used by parallel_for (default: hardware concurrency). Call before use.
+// Number of threads used by parallel_for (default: hardware concurrency). Takes effect only
+// before the first parallel_for (the pool is created then).
 void set_num_threads(int threads);
 int num_threads();
 

@@ -108,6 +108,20 @@ name = "prefix_cache"
   EXPECT_EQ(error_of("schema_version = 1\n[[plugins]]\nname = \"a\"\nwhat = 1\n"), "bad.toml: unknown key 'plugins.a.what'");
 }
 
+TEST(ConfigTest, KvDtypeTheBackendCannotStoreIsRefused) {
+  EngineConfig c;
+  c.source = "kv.toml";
+  c.model.path = test::test_data_path("golden/llama-tiny");
+  c.kv_cache.dtype = "bfloat16";
+  try {
+    Engine::from_config(c);
+    FAIL() << "bfloat16 KV accepted by the fp32 CPU backend";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kv.toml: kv_cache.dtype = \"bfloat16\" is not supported by backend cpu (it stores float32; use \"auto\")");
+  }
+}
+
 TEST(ConfigTest, MissingFileIsNamed) {
   try {
     load_config("/nonexistent/drift.toml");
