@@ -62,6 +62,8 @@ class Backend {
   virtual void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) = 0;
   // out[i] = x[rows[i]]: selects the rows whose logits are wanted.
   virtual void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) = 0;
+  // dst = src, same shape and dtype (e.g. capturing a layer's hidden states).
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;
   // Copies KV page `src` to `dst` in every layer (copy-on-write).
   virtual void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) = 0;
 };

@@ -93,6 +93,11 @@ void CpuBackend::gather_rows(const Tensor& x, const std::vector<int32_t>& rows, 
     std::memcpy(out.as<float>() + i * cols, x.as<float>() + rows[i] * cols, cols * sizeof(float));
 }
 
+void CpuBackend::copy(const Tensor& src, Tensor& dst) {
+  DRIFT_CHECK(src.nbytes() == dst.nbytes(), "copy of {} into {}", src.shape_string(), dst.shape_string());
+  std::memcpy(dst.data(), src.data(), src.nbytes());
+}
+
 void CpuBackend::copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) {
   for (auto& layer : layers) {
     const int64_t page_floats = block_size * layer.k.dim(1) * layer.k.dim(2);

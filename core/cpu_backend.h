@@ -26,6 +26,7 @@ class CpuBackend final : public Backend {
   void add_inplace(Tensor& x, const Tensor& y) override;
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
   void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
+  void copy(const Tensor& src, Tensor& dst) override;
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
 };
 

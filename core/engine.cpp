@@ -39,13 +39,14 @@ Engine::~Engine() {
   plugins_.reset();
 }
 
-void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model,
+void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
                             const std::function<void(HostCallbacks&)>& install_services) {
   auto lookup = [this](int64_t id) -> const Sequence* {
     auto it = requests_.find(id);
     return it == requests_.end() ? nullptr : it->second.get();
   };
-  plugins_ = std::make_unique<EnginePlugins>(config, model, *kv_, lookup, install_services);
+  plugins_ = std::make_unique<EnginePlugins>(config, model, EngineParts{*kv_, *scheduler_, *executor_, lookup, special},
+                                             install_services);
   scheduler_->set_observer(plugins_.get());
 }
 
@@ -207,6 +208,7 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
     ForwardBatch batch = build_batch(chunk);
     for (int64_t i = 0; i < count; ++i) batch.logit_rows.push_back(static_cast<int32_t>(i));
     Tensor part = executor_->forward(batch);
+    if (plugins_) plugins_->forget_forward();
     std::copy(part.as<float>(), part.as<float>() + part.numel(), logits.as<float>() + start * vocab);
   }
   kv_->free(probe.kv);
@@ -221,8 +223,23 @@ std::vector<Sequence*> Engine::decoding_sequences(const SchedulerOutput& schedul
   return decoding;
 }
 
-std::vector<RequestOutput> Engine::step() {
+// The scheduler's plan for this step. When it plans nothing although requests wait and none
+// runs, only pages cache managers hold can be in the way: they must give enough back for the
+// next request, and the plan is made again.
+SchedulerOutput Engine::schedule_step() {
   SchedulerOutput scheduled = scheduler_->schedule();
+  const bool stalled = scheduled.chunks.empty() && scheduled.rejected.empty() && scheduler_->running().empty() &&
+                       !scheduler_->waiting().empty();
+  if (!stalled || !plugins_) return scheduled;
+  const Sequence& next = *scheduler_->waiting().front();
+  const int64_t wanted = worst_case_pages(next, options_.limits.max_seq_len, *kv_) - kv_->num_free_pages();
+  if (plugins_->reclaim_to_unblock(wanted) > 0) return scheduler_->schedule();
+  return scheduled;
+}
+
+std::vector<RequestOutput> Engine::step() {
+  if (plugins_) plugins_->begin_step();
+  SchedulerOutput scheduled = schedule_step();
   for (Sequence* seq : scheduled.rejected)
     finish(*seq, FinishReason::Error, fmt::format("request {}: can never fit in the KV cache", seq->id));
   metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
@@ -231,6 +248,7 @@ std::vector<RequestOutput> Engine::step() {
     const auto start = Clock::now();
     Tensor logits = executor_->forward(build_batch(scheduled));
     metrics_.forward_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    if (plugins_) plugins_->after_forward(scheduled);
     metrics_.steps++;
     process_results(scheduled, logits);
   }

@@ -77,9 +77,10 @@ class Engine {
   ModelExecutor& executor() { return *executor_; }
 
   // Loads config.plugins and selects [speculative]'s roles; from then on the engine calls their
-  // hooks. Without it (no plugins configured) no hook code runs at all.
-  // `install_services` adds backend services (compute, tensors) to the plugins' host table.
-  void enable_plugins(const EngineConfig& config, const ModelConfig& model,
+  // hooks. Without it (no plugins configured) no hook code runs at all. `special`: the tokens
+  // the engine stops on, as plugins should see them. `install_services` adds backend services
+  // (compute, tensors) to the plugins' host table.
+  void enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
                       const std::function<void(HostCallbacks&)>& install_services = {});
   EnginePlugins* plugins() { return plugins_.get(); }
 
@@ -92,6 +93,7 @@ class Engine {
   void finish(Sequence& seq, FinishReason reason, std::string error = "");
   ForwardBatch build_batch(const SchedulerOutput& scheduled) const;
   static std::vector<Sequence*> decoding_sequences(const SchedulerOutput& scheduled);
+  SchedulerOutput schedule_step();
   void process_results(const SchedulerOutput& scheduled, const Tensor& logits);
   bool append_token(Sequence& seq, int32_t token);
   RequestOutput& output_for(Sequence& seq);

@@ -81,7 +81,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   engine->model_config_ = model;
   if (!config.plugins.empty() || config.speculative.enabled) {
     Backend& backend_ref = *engine->backend_;
-    engine->enable_plugins(config, model, [&backend_ref, runner_view, &model, &options](HostCallbacks& cb) {
+    engine->enable_plugins(config, model, special, [&backend_ref, runner_view, &model, &options](HostCallbacks& cb) {
       EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table};
       install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));
     });

@@ -26,6 +26,14 @@ class ModelExecutor {
   virtual Tensor forward(const ForwardBatch& batch) = 0;
   // Copies the KV contents of one page to another (copy-on-write support).
   virtual void copy_page(int32_t src, int32_t dst) = 0;
+
+  // Hidden-state capture for draft providers (EAGLE-3 reads low/mid/high target layers): from
+  // the next forward on, keep the output of each listed decoder layer, [num_tokens, hidden], in
+  // forward token order, until the forward after. An executor without hidden states (a fake
+  // in scheduler tests) captures nothing.
+  virtual void set_capture_layers(std::vector<int32_t> /*layers*/) {}
+  // The last forward's capture of `layer`, or nullptr when that layer is not captured.
+  virtual const Tensor* captured(int32_t /*layer*/) const { return nullptr; }
 };
 
 }  // namespace drift

@@ -59,6 +59,20 @@ void ModelRunner::mlp_block(const LayerWeights& w, Tensor& x) {
   backend_.add_inplace(x, down);
 }
 
+void ModelRunner::set_capture_layers(std::vector<int32_t> layers) {
+  captured_.clear();
+  for (int32_t layer : layers) {
+    DRIFT_CHECK(layer >= 0 && layer < config_.num_layers, "capture layer {} outside the model's {} layers", layer,
+                config_.num_layers);
+    captured_.emplace(layer, Tensor());
+  }
+}
+
+const Tensor* ModelRunner::captured(int32_t layer) const {
+  auto it = captured_.find(layer);
+  return it == captured_.end() ? nullptr : &it->second;
+}
+
 Tensor ModelRunner::forward(const ForwardBatch& batch) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");
@@ -67,6 +81,10 @@ Tensor ModelRunner::forward(const ForwardBatch& batch) {
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     attention_block(weights_.layers[i], kv_[i], batch, x);
     mlp_block(weights_.layers[i], x);
+    if (auto it = captured_.find(static_cast<int32_t>(i)); it != captured_.end()) {
+      it->second = alloc({t, config_.hidden_size});
+      backend_.copy(x, it->second);
+    }
   }
   const int64_t rows = static_cast<int64_t>(batch.logit_rows.size());
   if (rows == 0) return Tensor::zeros({0, config_.vocab_size});

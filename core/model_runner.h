@@ -1,6 +1,7 @@
 #pragma once
 // ModelRunner: the decoder-only transformer forward (Llama / Mistral / Qwen2 / Qwen3) over a
 // ragged batch, with the paged KV cache it owns. Every op goes through the Backend interface.
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,8 @@ class ModelRunner final : public ModelExecutor {
   int64_t vocab_size() const override { return config_.vocab_size; }
   Tensor forward(const ForwardBatch& batch) override;
   void copy_page(int32_t src, int32_t dst) override;
+  void set_capture_layers(std::vector<int32_t> layers) override;
+  const Tensor* captured(int32_t layer) const override;
 
   const ModelConfig& config() const { return config_; }
   Backend& backend() { return backend_; }
@@ -36,6 +39,7 @@ class ModelRunner final : public ModelExecutor {
   RopeFrequencies rope_;
   int64_t block_size_;
   std::vector<LayerKV> kv_;
+  std::map<int32_t, Tensor> captured_;  // layer -> its output in the last forward
 };
 
 }  // namespace drift

@@ -17,127 +17,15 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "core/plugin/page_key_summary.h"
+#include "core/plugin/tensor_checks.h"
 #include "core/safetensors.h"
 #include "kernels/cpu/activation.h"
 
 namespace drift {
 namespace {
 
-// A refused call: the status to answer and why. Only the guard below sees it; anything else a
-// callback throws (DriftError from the backend, bad_alloc) reaches the thunk and is DRIFT_ERROR.
-class Refusal : public std::runtime_error {
- public:
-  Refusal(drift_status_t status, const std::string& what) : std::runtime_error(what), status(status) {}
-  drift_status_t status;
-};
-
-template <typename... Args>
-[[noreturn]] void refuse(drift_status_t status, fmt::format_string<Args...> format, Args&&... args) {
-  throw Refusal(status, fmt::format(format, std::forward<Args>(args)...));
-}
-template <typename... Args>
-[[noreturn]] void invalid(fmt::format_string<Args...> format, Args&&... args) {
-  throw Refusal(DRIFT_ERROR_INVALID_ARGUMENT, fmt::format(format, std::forward<Args>(args)...));
-}
-
-template <typename Body>
-drift_status_t guarded(const char* service, Body&& body) {
-  try {
-    return body();
-  } catch (const Refusal& r) {
-    spdlog::warn("host service {}: {}", service, r.what());
-    return r.status;
-  }
-}
-
-const char* dtype_label(int32_t dtype) {
-  switch (dtype) {
-    case DRIFT_DTYPE_F32: return "F32";
-    case DRIFT_DTYPE_F16: return "F16";
-    case DRIFT_DTYPE_BF16: return "BF16";
-    case DRIFT_DTYPE_I32: return "I32";
-    default: return "unknown dtype";
-  }
-}
-
-std::string shape_of(const drift_tensor_t& t) {
-  if (t.ndim < 0 || t.ndim > DRIFT_MAX_DIMS) return fmt::format("<ndim {}>", t.ndim);
-  return fmt::format("[{}]", fmt::join(t.shape, t.shape + t.ndim, ", "));
-}
-
-// Row-major contiguous, or strides left all zero ("unspecified", like DLPack's NULL strides).
-bool contiguous(const drift_tensor_t& t) {
-  if (std::all_of(t.strides, t.strides + t.ndim, [](int64_t s) { return s == 0; })) return true;
-  int64_t expected = 1;
-  for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.shape[d];
-  }
-  return true;
-}
-
-// Structural checks every tensor argument gets: present, sane ndim/shape, on the CPU, of
-// `dtype`, contiguous, with data unless empty. `name` is the argument's name in the header.
-const drift_tensor_t& checked(const char* name, const drift_tensor_t* t, int32_t dtype) {
-  if (!t) invalid("{} is NULL", name);
-  if (t->ndim < 0 || t->ndim > DRIFT_MAX_DIMS) invalid("{} has ndim {} (0..{})", name, t->ndim, DRIFT_MAX_DIMS);
-  for (int32_t d = 0; d < t->ndim; ++d)
-    if (t->shape[d] < 0) invalid("{} has a negative dimension: shape {}", name, shape_of(*t));
-  if (t->device != DRIFT_DEVICE_CPU)
-    invalid("{} {} is on device {}, the CPU backend needs DRIFT_DEVICE_CPU", name, shape_of(*t), t->device);
-  if (t->dtype != dtype)
-    invalid("{} {} has dtype {}, expected {}", name, shape_of(*t), dtype_label(t->dtype), dtype_label(dtype));
-  if (!contiguous(*t))
-    invalid("{} {} has strides [{}]; compute primitives take row-major contiguous tensors", name,
-            shape_of(*t), fmt::join(t->strides, t->strides + t->ndim, ", "));
-  if (!t->data && tensor_numel(*t) > 0) invalid("{} {} has NULL data", name, shape_of(*t));
-  return *t;
-}
-
-// Exact shape check; -1 in `expected` matches any extent.
-void expect_shape(const char* name, const drift_tensor_t& t, std::initializer_list<int64_t> expected,
-                  const char* what) {
-  bool ok = t.ndim == static_cast<int32_t>(expected.size());
-  for (size_t d = 0; ok && d < expected.size(); ++d) {
-    const int64_t e = expected.begin()[d];
-    ok = e < 0 || t.shape[d] == e;
-  }
-  if (!ok) {
-    std::vector<std::string> dims;
-    for (int64_t e : expected) dims.push_back(e < 0 ? std::string("*") : std::to_string(e));
-    invalid("{} has shape {}, expected [{}] ({})", name, shape_of(t), fmt::join(dims, ", "), what);
-  }
-}
-
-void expect_same_shape(const char* name, const drift_tensor_t& t, const char* other_name,
-                       const drift_tensor_t& other) {
-  if (t.ndim != other.ndim || !std::equal(t.shape, t.shape + t.ndim, other.shape))
-    invalid("{} has shape {}, expected {}'s shape {}", name, shape_of(t), other_name, shape_of(other));
-}
-
-int64_t last_dim(const drift_tensor_t& t) { return t.ndim == 0 ? 1 : t.shape[t.ndim - 1]; }
-int64_t leading_numel(const drift_tensor_t& t) {
-  int64_t n = 1;
-  for (int32_t d = 0; d + 1 < t.ndim; ++d) n *= t.shape[d];
-  return n;
-}
-
-std::pair<const char*, const char*> bytes_of(const drift_tensor_t& t) {
-  const char* begin = static_cast<const char*>(t.data);
-  return {begin, begin + tensor_numel(t) * static_cast<int64_t>(drift_dtype_size(t.dtype))};
-}
-
-// An output may not share memory with an input, except exactly (same start, same size) where
-// the header allows computing in place.
-void expect_disjoint(const char* out_name, const drift_tensor_t& out, const char* in_name,
-                     const drift_tensor_t& in, bool in_place_allowed) {
-  auto [ob, oe] = bytes_of(out);
-  auto [ib, ie] = bytes_of(in);
-  if (ob == oe || ib == ie || oe <= ib || ie <= ob) return;
-  if (in_place_allowed && ob == ib && oe == ie) return;
-  invalid("{} {} overlaps {} {}{}", out_name, shape_of(out), in_name, shape_of(in),
-          in_place_allowed ? " (only exact in-place use is allowed)" : " (in-place is not allowed here)");
-}
+using namespace tensor_checks;
 
 // Zero-copy views for the Backend methods.
 std::vector<int64_t> dims(const drift_tensor_t& t) { return {t.shape, t.shape + t.ndim}; }
@@ -552,6 +440,11 @@ void install(HostCallbacks& c, Backend& backend, const ModelConfig& model, const
   c.rope = [b, freqs = rope](void*, T* x, const T* positions) {
     return guarded("rope", [&] { return drift::rope(*b, freqs, x, positions); });
   };
+  if (kv)
+    c.page_key_summary = [kv = *kv](drift_seq_id_t seq, int32_t layer, const drift_page_id_t* pages, int32_t n,
+                                    T* kmax, T* kmin) {
+      return guarded("page_key_summary", [&] { return cpu_page_key_summary(kv, seq, layer, pages, n, kmax, kmin); });
+    };
   c.attention = [b, kv = std::move(kv)](void*, const drift_attention_args_t* args) {
     return guarded("attention", [&] { return attention(*b, kv, args); });
   };

@@ -2,48 +2,36 @@
 
 #include <algorithm>
 
-
 #include "core/plugin/host_services.h"
 
 namespace drift {
+namespace {
 
-EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, KVCacheManager& kv,
-                             SequenceLookup lookup, const ServiceInstaller& install_services) : kv_(kv) {
-  auto& cb = host_.callbacks();
-  // Engine-state services: a sequence's tokens and its block table, read-only views valid
-  // until the calling hook returns.
-  cb.sequence_tokens = [lookup](drift_seq_id_t id, const drift_token_t** tokens, int64_t* n) -> drift_status_t {
-    const Sequence* seq = lookup(id);
-    if (!seq) return DRIFT_ERROR_INVALID_ARGUMENT;
-    static thread_local std::vector<drift_token_t> joined;
-    joined.assign(seq->prompt.begin(), seq->prompt.end());
-    joined.insert(joined.end(), seq->output.begin(), seq->output.end());
-    *tokens = joined.data();
-    *n = static_cast<int64_t>(joined.size());
-    return DRIFT_OK;
-  };
-  cb.block_table = [lookup, &kv](drift_seq_id_t id, const drift_page_id_t** pages, int64_t* num_pages,
-                                 int64_t* num_tokens) -> drift_status_t {
-    const Sequence* seq = lookup(id);
-    if (!seq || seq->kv < 0 || !kv.has_sequence(seq->kv)) return DRIFT_ERROR_INVALID_ARGUMENT;
-    const auto& table = kv.block_table(seq->kv);
-    *pages = table.data();
-    *num_pages = static_cast<int64_t>(table.size());
-    *num_tokens = seq->num_computed;
-    return DRIFT_OK;
-  };
-  cb.page_info = [&kv](drift_page_id_t page, drift_page_info_t* info) -> drift_status_t {
-    if (page < 0 || page >= kv.num_pages()) return DRIFT_ERROR_INVALID_ARGUMENT;
-    info->ref_count = kv.ref_count(page);
-    info->num_tokens = info->ref_count > 0 ? static_cast<int32_t>(kv.block_size()) : 0;
-    return DRIFT_OK;
-  };
-  if (install_services) install_services(cb);
-  host_.set_model_info(make_model_info(model, kv.block_size(), kv.num_pages(), DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32));
+// What plugins read through host->model_info: the checkpoint's shape, the KV pool, and the
+// special tokens the engine actually uses (the tokenizer's, which may differ from config.json).
+drift_model_info_t engine_model_info(const ModelConfig& model, const SpecialTokens& special, const KVCacheManager& kv) {
+  drift_model_info_t info = make_model_info(model, kv.block_size(), kv.num_pages(), DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32);
+  info.bos_token_id = special.bos_id.value_or(-1);
+  info.num_eos_tokens = 0;
+  for (int32_t eos : special.eos_ids)
+    if (info.num_eos_tokens < DRIFT_MAX_EOS_TOKENS) info.eos_token_ids[info.num_eos_tokens++] = eos;
+  return info;
+}
+
+}  // namespace
+
+EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
+                             const ServiceInstaller& install_services)
+    : kv_(parts.kv), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
+  state_.install(host_.callbacks());
+  if (install_services) install_services(host_.callbacks());
+  host_.set_model_info(engine_model_info(model, parts.special, kv_));
   host_.load_all(config.plugins);
   const bool speculate = config.speculative.enabled;
   host_.select(speculate ? config.speculative.draft_provider : "", config.speculative.verification);
   max_draft_tokens_ = speculate ? config.speculative.max_draft_tokens : 0;
+  state_.set_capture_layers(host_.capture_layers());
+  parts.executor.set_capture_layers(host_.capture_layers());
 }
 
 EnginePlugins::~EnginePlugins() { release(host_.held_pages()); }
@@ -52,13 +40,12 @@ void EnginePlugins::release(const std::vector<drift_page_id_t>& pages) {
   for (drift_page_id_t page : pages) kv_.release_page(page);
 }
 
-RequestInfo EnginePlugins::request_info(const Sequence& seq) const {
-  static thread_local std::vector<drift_token_t> tokens;
-  tokens.assign(seq.prompt.begin(), seq.prompt.end());
-  tokens.insert(tokens.end(), seq.output.begin(), seq.output.end());
+RequestInfo EnginePlugins::request_info(const Sequence& seq) {
+  request_tokens_.assign(seq.prompt.begin(), seq.prompt.end());
+  request_tokens_.insert(request_tokens_.end(), seq.output.begin(), seq.output.end());
   RequestInfo info;
   info.seq = seq.id;
-  info.tokens = tokens;
+  info.tokens = request_tokens_;
   info.num_prompt_tokens = static_cast<int64_t>(seq.prompt.size());
   info.num_cached_tokens = seq.num_computed;
   info.max_new_tokens = seq.params.max_new_tokens;
@@ -99,21 +86,28 @@ int64_t EnginePlugins::reclaim(int64_t wanted) {
   return kv_.num_free_pages() - before;
 }
 
+int64_t EnginePlugins::reclaim_to_unblock(int64_t wanted) {
+  if (wanted <= 0) return 0;
+  const int64_t before = kv_.num_free_pages();
+  release(host_.evict(static_cast<int32_t>(wanted), PluginHost::Eviction::Required));
+  return kv_.num_free_pages() - before;
+}
+
 void EnginePlugins::before_forward(int64_t step, const std::vector<Sequence*>& decoding) {
+  if (!host_.has_draft_provider() || max_draft_tokens_ <= 0 || decoding.empty()) return;
   StepInfo info;
   info.step = step;
-  if (host_.has_draft_provider() && max_draft_tokens_ > 0) {
-    std::vector<DraftRequest> requests;
-    for (const Sequence* seq : decoding) requests.push_back({seq->id, static_cast<int32_t>(max_draft_tokens_)});
-    for (const DraftTree& tree : host_.propose(info, requests)) {
-      if (tree.tokens.empty()) continue;
-      speculation_.proposals++;
-      speculation_.draft_tokens += static_cast<int64_t>(tree.tokens.size());
-    }
-  }
+  std::vector<DraftRequest> requests;
+  for (const Sequence* seq : decoding) requests.push_back({seq->id, static_cast<int32_t>(max_draft_tokens_)});
+  // The verification policy chooses a KV view for each sequence that has a tree to verify.
   std::vector<KvViewRequest> views;
-  for (const Sequence* seq : decoding)
-    views.push_back({seq->id, static_cast<int32_t>(kv_.block_table(seq->kv).size())});
+  for (const DraftTree& tree : host_.propose(info, requests)) {
+    if (tree.tokens.empty()) continue;
+    speculation_.proposals++;
+    speculation_.draft_tokens += static_cast<int64_t>(tree.tokens.size());
+    const Sequence* seq = *std::find_if(decoding.begin(), decoding.end(), [&](const Sequence* s) { return s->id == tree.seq; });
+    views.push_back({tree.seq, static_cast<int32_t>(kv_.block_table(seq->kv).size())});
+  }
   if (views.empty()) return;
   for (const KvView& view : host_.choose_kv_view(info, views)) (view.full ? speculation_.full_views : speculation_.partial_views)++;
 }
@@ -144,7 +138,10 @@ void EnginePlugins::offer_full_pages(const Sequence& seq) {
 void EnginePlugins::finished(const Sequence& seq) {
   offered_blocks_.erase(seq.id);
   resumed_.erase(seq.id);
-  if (!started_.erase(seq.id)) return;
+  if (!started_.erase(seq.id)) {
+    host_.forget(seq.id);  // e.g. aborted while waiting after a preemption: no hook is due
+    return;
+  }
   HookFinishReason reason = HookFinishReason::Error;
   switch (seq.finish_reason) {
     case FinishReason::Stop: reason = HookFinishReason::Stop; break;

@@ -1,8 +1,9 @@
 #pragma once
 // EnginePlugins: the bridge between the engine loop and PluginHost. It turns engine events
-// (admission, preemption, a step's decode sequences, committed tokens, pages that became full,
-// finished requests, a shortage of pages) into plugin hooks at the points of DESIGN.md's data
-// flow, and applies what cache managers answer to the KV cache (adopt / retain / release pages).
+// (admission, preemption, a step's decode sequences, the forward, committed tokens, pages that
+// became full, finished requests, a shortage of pages) into plugin hooks at the points of
+// DESIGN.md's data flow, applies what cache managers answer to the KV cache (adopt / retain /
+// release pages), and serves the engine-state services (EngineStateServices).
 // An engine without [[plugins]] and without speculation has no EnginePlugins at all, so its
 // behaviour is exactly the plugin-free engine's.
 #include <cstdint>
@@ -13,11 +14,14 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
 #include "core/model_config.h"
+#include "core/plugin/engine_state_services.h"
 #include "core/plugin/plugin_host.h"
 #include "core/scheduler.h"
 #include "core/sequence.h"
+#include "core/tokenizer/tokenizer.h"
 
 namespace drift {
 
@@ -28,15 +32,23 @@ struct SpeculationMetrics {
   int64_t partial_views = 0;    // views given as explicit page lists
 };
 
+// The engine parts the bridge works on; all owned by the engine and outliving the bridge.
+struct EngineParts {
+  KVCacheManager& kv;
+  const Scheduler& scheduler;
+  ModelExecutor& executor;
+  std::function<const Sequence*(int64_t id)> lookup;
+  SpecialTokens special;  // what the engine stops on; plugins see the same in model_info
+};
+
 class EnginePlugins final : public SchedulerObserver {
  public:
-  using SequenceLookup = std::function<const Sequence*(int64_t id)>;
   // Adds the backend's services (compute primitives, tensors, checkpoints) to the callbacks once
-  // the engine-state ones (sequence tokens, block tables, page info) are in place — before any
-  // plugin is created, since create() may already load weights.
+  // the engine-state ones are in place -- before any plugin is created, since create() may
+  // already load weights.
   using ServiceInstaller = std::function<void(HostCallbacks&)>;
 
-  EnginePlugins(const EngineConfig& config, const ModelConfig& model, KVCacheManager& kv, SequenceLookup lookup,
+  EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                 const ServiceInstaller& install_services);
   ~EnginePlugins() override;  // hands every page cache managers still hold back to the KV cache
 
@@ -48,9 +60,18 @@ class EnginePlugins final : public SchedulerObserver {
   void admitted(Sequence& seq) override;
   void preempted(Sequence& seq) override;
   int64_t reclaim(int64_t wanted) override;
+  // Nothing runs and the next request does not fit: cache managers MUST give `wanted` pages
+  // back (one that will not is disabled and loses all it holds). Returns the pages freed.
+  int64_t reclaim_to_unblock(int64_t wanted);
 
+  // Start of an engine step: views handed to plugins during the last one expire.
+  void begin_step() { state_.begin_step(); }
   // Draft and verification-view hooks for this step's decode sequences (before the forward).
   void before_forward(int64_t step, const std::vector<Sequence*>& decoding);
+  // The forward of `scheduled` ran: its captured hidden states are what plugins read now.
+  void after_forward(const SchedulerOutput& scheduled) { state_.record_forward(scheduled); }
+  // A forward outside the step loop (scoring) overwrote the captures.
+  void forget_forward() { state_.forget_forward(); }
   // Tokens committed to `seq` this step (after sampling): on_accept.
   void committed(const Sequence& seq, const std::vector<int32_t>& tokens);
   // Offers pages that became full of committed tokens to cache managers.
@@ -58,13 +79,15 @@ class EnginePlugins final : public SchedulerObserver {
   void finished(const Sequence& seq);
 
  private:
-  RequestInfo request_info(const Sequence& seq) const;
+  RequestInfo request_info(const Sequence& seq);
   void release(const std::vector<drift_page_id_t>& pages);
 
   KVCacheManager& kv_;
+  EngineStateServices state_;  // before host_: plugins' destroy may still call services
   PluginHost host_;
   int64_t max_draft_tokens_ = 0;
-  std::set<int64_t> started_;                 // requests that got on_request_start
+  std::vector<drift_token_t> request_tokens_;  // the token view of the RequestInfo being passed
+  std::set<int64_t> started_;                  // requests that got on_request_start
   std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered
   std::map<int64_t, bool> resumed_;            // preempted requests, re-admitted as "resumed"
   SpeculationMetrics speculation_;

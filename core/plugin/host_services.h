@@ -43,7 +43,9 @@ struct HostCallbacks {
                                int64_t* num_tokens)>
       block_table;
   std::function<drift_status_t(drift_page_id_t, drift_page_info_t*)> page_info;
-  std::function<drift_status_t(int32_t layer, drift_tensor_t* out)> page_key_summary;
+  std::function<drift_status_t(drift_seq_id_t, int32_t layer, const drift_page_id_t* pages, int32_t num_pages,
+                               drift_tensor_t* kmax, drift_tensor_t* kmin)>
+      page_key_summary;
 
   // Compute primitives on the current backend; same contracts as in drift/plugin.h.
   using T = drift_tensor_t;

@@ -250,6 +250,10 @@ void PluginHost::request_finish(drift_seq_id_t seq, HookFinishReason reason) {
   }
 }
 
+void PluginHost::forget(drift_seq_id_t seq) {
+  for (auto& p : plugins_) p->disabled_requests.erase(seq);
+}
+
 void PluginHost::accept(drift_seq_id_t seq, std::span<const drift_token_t> tokens) {
   for (auto& p : plugins_)
     if (p->usable_for(seq) && p->desc.on_accept)

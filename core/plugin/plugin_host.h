@@ -63,6 +63,9 @@ class PluginHost {
   void request_start(const RequestInfo& request);
   // Finished, aborted or preempted. Forgets per-request disabling unless preempted.
   void request_finish(drift_seq_id_t seq, HookFinishReason reason);
+  // The request ended without a hook being due (e.g. aborted while waiting after preemption):
+  // forget which plugins had failed it.
+  void forget(drift_seq_id_t seq);
   // Tokens committed this step (>= 1), then -- only if n > 0 -- the speculative positions
   // discarded. Call accept before rewind.
   void accept(drift_seq_id_t seq, std::span<const drift_token_t> tokens);
@@ -84,8 +87,11 @@ class PluginHost {
   std::vector<drift_page_id_t> pages_full(const FullPages& pages);
   // Asks cache managers in order until `wanted` pages are given back; returns the pages the
   // engine must release_page(), once per entry. A cache manager that fails here is disabled
-  // for the engine and all its pages are in the result.
-  std::vector<drift_page_id_t> evict(int32_t wanted);
+  // for the engine and all its pages are in the result. Required: the engine cannot proceed
+  // without the pages, so one that gives back fewer than asked (min(wanted left, pages it
+  // holds)) is disabled the same way.
+  enum class Eviction { Optional, Required };
+  std::vector<drift_page_id_t> evict(int32_t wanted, Eviction mode = Eviction::Optional);
   // Every page still held, once per holding plugin: release them at shutdown.
   std::vector<drift_page_id_t> held_pages() const;
 

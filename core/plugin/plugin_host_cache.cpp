@@ -68,7 +68,7 @@ std::vector<drift_page_id_t> PluginHost::pages_full(const FullPages& full) {
   return retain;
 }
 
-std::vector<drift_page_id_t> PluginHost::evict(int32_t wanted) {
+std::vector<drift_page_id_t> PluginHost::evict(int32_t wanted, Eviction mode) {
   std::vector<drift_page_id_t> released;
   for (auto& p : plugins_) {
     if (static_cast<int64_t>(released.size()) >= wanted) break;
@@ -84,6 +84,9 @@ std::vector<drift_page_id_t> PluginHost::evict(int32_t wanted) {
     else if (!why)
       if (int64_t page = foreign_page(*p, std::span(pages.data(), n)); page >= 0)
         why = fmt::format("released page {}, which it does not hold", page);
+    if (!why && mode == Eviction::Required && n < std::min(ask, capacity))
+      why = fmt::format("released {} of the {} pages asked for while the engine could not proceed without them", n,
+                        std::min(ask, capacity));
     if (why) {  // no request to blame: the plugin goes, and its pages with it
       std::vector<drift_page_id_t> all = disable(*p, "on_evict", *why);
       released.insert(released.end(), all.begin(), all.end());

@@ -20,6 +20,11 @@ struct TreeSlot {
   std::vector<float> probs;
 };
 
+// A sequence the plugin failed on its own (the per-item status of a batch hook).
+std::string failed_status(drift_status_t status) {
+  return fmt::format("set status {} for this sequence", status);
+}
+
 // Why a proposed tree cannot be verified, or "" when it is well-formed.
 std::string check_tree(const drift_draft_tree_t& t, int64_t vocab_size) {
   if (t.num_nodes < 0 || t.num_nodes > t.budget)
@@ -92,6 +97,7 @@ std::vector<DraftTree> PluginHost::propose(const StepInfo& step,
     s.tree.struct_size = sizeof(drift_draft_tree_t);
     s.tree.seq_id = requests[i].seq;
     s.tree.budget = requests[i].budget;
+    s.tree.status = DRIFT_OK;
   }
   if (slots.empty()) return trees;
   std::vector<drift_draft_tree_t*> c_trees;
@@ -110,7 +116,8 @@ std::vector<DraftTree> PluginHost::propose(const StepInfo& step,
     return trees;
   }
   for (const TreeSlot& s : slots) {
-    std::string bad = check_tree(s.tree, state_->model_info.vocab_size);
+    std::string bad = s.tree.status != DRIFT_OK ? failed_status(s.tree.status)
+                                                : check_tree(s.tree, state_->model_info.vocab_size);
     if (bad.empty())
       trees[s.index] = to_tree(s);
     else
@@ -137,6 +144,7 @@ std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step,
     s.view.struct_size = sizeof(drift_kv_view_t);
     s.view.seq_id = requests[i].seq;
     s.view.mode = DRIFT_KV_VIEW_FULL;
+    s.view.status = DRIFT_OK;
     s.view.max_pages = std::max(requests[i].max_pages, 0);
   }
   if (slots.empty()) return views;
@@ -155,12 +163,12 @@ std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step,
     return views;
   }
   for (const ViewSlot& s : slots) {
-    if (s.view.mode == DRIFT_KV_VIEW_FULL) continue;
+    if (s.view.status == DRIFT_OK && s.view.mode == DRIFT_KV_VIEW_FULL) continue;
     KvView chosen;
     chosen.seq = s.view.seq_id;
-    std::string bad = s.view.mode == DRIFT_KV_VIEW_PAGES
-                          ? read_lists(s, m, chosen)
-                          : fmt::format("chose unknown view mode {}", s.view.mode);
+    std::string bad = s.view.status != DRIFT_OK         ? failed_status(s.view.status)
+                      : s.view.mode == DRIFT_KV_VIEW_PAGES ? read_lists(s, m, chosen)
+                                                         : fmt::format("chose unknown view mode {}", s.view.mode);
     if (bad.empty())
       views[s.index] = std::move(chosen);
     else

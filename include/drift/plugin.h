@@ -22,15 +22,18 @@
  * and treats it like DRIFT_ERROR.) When a hook fails, the host logs ONE "[fallback]" line and
  * calls no further hooks of that plugin for that request -- not even on_request_finish, so the
  * plugin MUST drop the request's state itself before returning the error. The request goes on
- * without the plugin (no draft / full verification / no caching). A failing create or
- * on_declare_needs disables the plugin for the engine's lifetime.
+ * without the plugin (no draft / full verification / no caching). The batch hooks (on_propose,
+ * on_choose_kv_view) fail every sequence of the call when they return an error; to fail one
+ * sequence only, set that tree's or view's `status` and return DRIFT_OK. A failing create or
+ * on_declare_needs, and a failing on_evict, disable the plugin for the engine's lifetime.
  *
  * Call order (one engine, per request; hooks of different plugins follow config order):
  *   load:     drift_plugin_get -> create -> on_declare_needs
  *   admit:    on_prefix_match (cache managers; read-only; MAY repeat while admission waits)
  *             -> on_request_start (once admitted; prefix pages already adopted)
  *   per step: on_propose (the draft provider; decode sequences with speculation on)
- *             -> on_choose_kv_view (the verification policy) -> target forward
+ *             -> on_choose_kv_view (the verification policy; sequences with a draft tree)
+ *             -> target forward
  *             -> on_accept (committed tokens, >= 1) -> on_rewind (only when n > 0)
  *             -> on_pages_full (cache managers, pages that became full and committed)
  *   any time between steps: on_evict (cache managers, when the host needs pages)
@@ -38,14 +41,17 @@
  *   unload:   destroy
  * A preempted request (recompute) gets on_request_finish(DRIFT_FINISH_PREEMPTED); when it is
  * re-admitted it gets on_prefix_match / on_request_start again with `resumed` set and its
- * generated tokens appended to the prompt.
+ * generated tokens appended to the prompt. One aborted (or failed) while it waits for that gets
+ * no further hook: PREEMPTED already told the plugin to drop its state.
  *
  * Threading: the host calls hooks of one instance from one thread at a time, never
  * concurrently. Host services MUST only be called from inside a hook (or create/destroy), on
  * the thread that called the hook. Hooks MUST NOT block on I/O or sleep.
  *
- * Ownership: everything the host passes in (pointers, arrays, strings, tensor views) is owned
- * by the host and valid only until the hook returns; a plugin MUST copy what it keeps. Output
+ * Ownership: everything the host passes in or a service returns (pointers, arrays, strings,
+ * tensor views) is owned by the host, read-only, and valid only until the hook returns; views
+ * from several service calls in one hook stay valid together. A plugin MUST copy what it keeps.
+ * Output
  * buffers are allocated by the host with the stated capacity; a plugin MUST NOT write beyond
  * it. The descriptor and its strings MUST stay valid until the library is unloaded (static).
  * Tensors from tensor_alloc belong to the plugin until tensor_free and MUST be freed by destroy.
@@ -196,6 +202,7 @@ typedef struct drift_draft_tree_t {
   int32_t* parents;             /* out[budget] */
   float* probs;                 /* out[budget], optional: draft probability of tokens[i] */
   bool has_probs;               /* out: probs were written */
+  drift_status_t status;        /* out: host presets DRIFT_OK; an error fails this sequence only */
 } drift_draft_tree_t;
 
 enum {
@@ -216,6 +223,7 @@ typedef struct drift_kv_view_t {
   int32_t max_pages;            /* in: capacity of each list (the block table's length) */
   int32_t* page_counts;         /* out[num_layers * num_kv_heads] */
   drift_page_id_t* pages;       /* out[num_layers * num_kv_heads * max_pages] */
+  drift_status_t status;        /* out: host presets DRIFT_OK; an error fails this sequence only */
 } drift_kv_view_t;
 
 /* Pages of one sequence that just became full and committed (KV final), offered for caching. */
@@ -229,11 +237,13 @@ typedef struct drift_full_pages_t {
   const drift_token_t* prefix;  /* the first_block * block_size tokens before them */
 } drift_full_pages_t;
 
-/* Engine-side page facts, read through host->page_info. */
+/* Engine-side page facts, read through host->page_info. The caller sets struct_size; the host
+ * writes only the fields that fit in it. */
 typedef struct drift_page_info_t {
   uint32_t struct_size;
-  int32_t ref_count;            /* sequences + cache references; > 1 means shared (read-only) */
-  int32_t num_tokens;           /* filled slots */
+  int32_t ref_count;            /* sequences + cache references; 0: free; > 1: shared (read-only) */
+  int32_t num_tokens;           /* slots holding KV: block_size for a full page, fewer for a
+                                   sequence's partly filled tail page, 0 for a free page */
 } drift_page_info_t;
 
 /* Attention through host->attention. Either the plugin's own contiguous K/V (k, v non-NULL,
@@ -292,18 +302,30 @@ typedef struct drift_host_api_t {
   drift_status_t (*load_safetensors)(void* ctx, const char* path, const char* const* names,
                                      size_t num_names, drift_tensor_t* out);
 
-  /* Engine state, read-only views valid until the hook returns. */
-  /* Hidden states after `layer` (one of the declared capture layers) for the sequence's rows
-   * of the last target forward: [n_rows, hidden_size], rows in forward order. */
+  /* Engine state, read-only views valid until the hook returns. An unknown sequence or page
+   * answers DRIFT_ERROR_NOT_FOUND. */
+  /* Hidden states after decoder layer `layer` (0-based; one of the declared capture layers,
+   * else DRIFT_ERROR_INVALID_ARGUMENT) for the sequence's rows of the last target forward:
+   * [n_rows, hidden_size] in the activation dtype, one row per token the forward computed for
+   * the sequence, in position order (a prefill chunk: its tokens; a decode step: one row). The
+   * last row is at position num_tokens - 1 of block_table. DRIFT_ERROR_NOT_FOUND when the
+   * sequence was not in the last forward. */
   drift_status_t (*hidden_states)(void* ctx, drift_seq_id_t seq, int32_t layer,
                                   drift_tensor_t* out);
+  /* The sequence's prompt followed by its generated tokens. */
   drift_status_t (*sequence_tokens)(void* ctx, drift_seq_id_t seq, const drift_token_t** tokens,
                                     int64_t* num_tokens);
+  /* The sequence's pages in order and how many leading tokens have KV in them. */
   drift_status_t (*block_table)(void* ctx, drift_seq_id_t seq, const drift_page_id_t** pages,
                                 int64_t* num_pages, int64_t* num_tokens);
   drift_status_t (*page_info)(void* ctx, drift_page_id_t page, drift_page_info_t* out);
-  /* Per-page key summary for page selection: [num_pages, num_kv_heads, head_dim]. */
-  drift_status_t (*page_key_summary)(void* ctx, int32_t layer, drift_tensor_t* out);
+  /* Block summaries for page selection (SpecPV, Quest): for each of the sequence's `pages`
+   * (each in its block table), the elementwise max and min of the post-RoPE keys over the
+   * page's filled slots at `layer`. kmax, kmin: F32 [num_pages, num_kv_heads, head_dim],
+   * preallocated by the caller. */
+  drift_status_t (*page_key_summary)(void* ctx, drift_seq_id_t seq, int32_t layer,
+                                     const drift_page_id_t* pages, int32_t num_pages,
+                                     drift_tensor_t* kmax, drift_tensor_t* kmin);
 
   /* Compute primitives on the engine's backend, ordered on `stream`. out tensors are
    * preallocated by the caller; in-place (out == input) is allowed for rms_norm, rope,
@@ -386,7 +408,10 @@ typedef struct drift_plugin_t {
   /* keep[i] = true to hold pages->pages[i] (host presets false). */
   drift_status_t (*on_pages_full)(void* instance, const drift_full_pages_t* pages, bool* keep);
   /* The host wants `wanted` pages back: write held pages to let go into released (capacity
-   * max_released >= wanted) and their count to *num_released; fewer is fine. */
+   * max_released >= wanted) and their count to *num_released. Fewer is fine while the engine
+   * can make progress otherwise. When it cannot (nothing runs and the next request does not
+   * fit), a cache manager that releases fewer than min(wanted, pages it holds) is disabled
+   * and all its pages are taken back, so a hoarding cache never stalls the engine. */
   drift_status_t (*on_evict)(void* instance, int32_t wanted, drift_page_id_t* released,
                              int32_t max_released, int32_t* num_released);
   /* Fields appended in later 1.x minors go here. */

@@ -111,13 +111,37 @@ TEST(PluginDispatch, ProposeErrorMeansNoDraftForThatRequest) {
   expect_no_draft_for_request_1(steps);
   EXPECT_EQ(calls(host, "bad", "on_propose", 1), 1);
   ASSERT_EQ(log.fallbacks().size(), 1u);
-  EXPECT_THAT(log.fallbacks()[0], HasSubstr("plugin 'bad' hook on_propose returned DRIFT_ERROR"));
+  EXPECT_THAT(log.fallbacks()[0],
+              HasSubstr("plugin 'bad' hook on_propose set status 1 for this sequence; request 1 continues without it"));
 
   // Without the request-1 failure the result for request 1 is exactly "no draft provider".
   PluginHost plain;
   plain.select("", "full");
   auto baseline = draft_three_steps(plain);
   EXPECT_TRUE(baseline[0][0].tokens.empty() && baseline[2][0].tokens.empty());
+}
+
+TEST(PluginDispatch, PerSequenceStatusFailsOnlyThatSequenceOfTheBatch) {
+  LogCapture log;
+  PluginHost host;
+  host.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_propose\"\nfail_seq = 1\n")});
+  host.select("bad", "full");
+  DraftRequest both[] = {{1, 3}, {2, 2}};
+  auto trees = host.propose(StepInfo{1}, both);
+  EXPECT_TRUE(trees[0].tokens.empty());
+  EXPECT_THAT(trees[1].tokens, ElementsAre(1, 2));  // the same call, its own status OK
+  ASSERT_EQ(log.fallbacks().size(), 1u);
+  EXPECT_THAT(log.fallbacks()[0], HasSubstr("request 1 continues"));
+
+  // The same plugin failing the whole call: every sequence of it goes without a draft.
+  LogCapture whole_log;
+  PluginHost whole;
+  whole.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_propose\"\n")});
+  whole.select("bad", "full");
+  trees = whole.propose(StepInfo{1}, both);
+  EXPECT_TRUE(trees[0].tokens.empty() && trees[1].tokens.empty());
+  ASSERT_EQ(whole_log.fallbacks().size(), 1u);
+  EXPECT_THAT(whole_log.fallbacks()[0], HasSubstr("hook on_propose returned DRIFT_ERROR (1); requests 1, 2 continue"));
 }
 
 TEST(PluginDispatch, ExceptionThrownThroughTheCBoundaryIsCaught) {

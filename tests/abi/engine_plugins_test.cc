@@ -1,11 +1,13 @@
 // Plugins inside the real engine (stories260K on the CPU backend): a failing or throwing hook
 // costs nothing but the plugin (outputs equal the plugin-free engine's, one [fallback] line per
-// affected request); the recording plugin sees every hook in the documented order with the right
-// arguments across a run with prefix-cache hits, preemption and abort; and its prefix cache
-// changes no output.
+// affected request, KV invariants intact); a cache that hoards pages cannot stall the engine;
+// the host services tell a plugin the truth about the run (the service probe); and the
+// recording plugin sees every hook in the documented order with the right arguments across a
+// run with prefix-cache hits, preemption and abort.
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "abi_test_util.h"
@@ -53,8 +55,13 @@ std::vector<std::vector<int32_t>> run(Engine& engine, int64_t abort_id = -1, int
     ids.push_back(engine.add_request(p, s));
   }
   for (int step = 0; engine.has_unfinished(); ++step) {
+    if (step == 2000) {  // each request needs a few dozen steps: the engine has stalled
+      ADD_FAILURE() << "the engine made no progress in 2000 steps";
+      break;
+    }
     if (step == abort_after && abort_id >= 0) engine.abort(abort_id);
     engine.step();
+    engine.kv().check_integrity();  // ref counts, free list, block tables: after every step
   }
   std::vector<std::vector<int32_t>> outputs;
   for (int64_t id : ids) outputs.push_back(engine.request(id).output);
@@ -78,6 +85,9 @@ TEST(EnginePlugins, FailingOrThrowingHookLeavesOutputsUnchanged) {
       {DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_propose\"", "flaky"},
       {DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_choose_kv_view\"", "flaky"},
       {DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_request_start\"\nfail_seq = 2", "flaky"},
+      // A batch hook failing one sequence through its status: only that request loses the plugin.
+      {DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_propose\"\nfail_seq = 2", "flaky"},
+      {DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_choose_kv_view\"\nfail_seq = 2", "flaky"},
       {DRIFT_ABI_PLUGIN_HOOK_THROWS, "fail_hook = \"on_propose\"", "full"},
   };
   for (const auto& c : cases) {
@@ -90,7 +100,8 @@ TEST(EnginePlugins, FailingOrThrowingHookLeavesOutputsUnchanged) {
     config.speculative.verification = c.verification;
     config.speculative.max_draft_tokens = 3;
     auto engine = Engine::from_config(config);
-    EXPECT_EQ(run(*engine), expected);
+    const auto outputs = run(*engine);
+    EXPECT_EQ(outputs, expected);
     // ONE line for the failure, naming the plugin, the hook and every request it affected;
     // the plugin is then skipped for those requests, so it never fails (or logs) again.
     const auto fallbacks = log.fallbacks();
@@ -98,7 +109,104 @@ TEST(EnginePlugins, FailingOrThrowingHookLeavesOutputsUnchanged) {
     EXPECT_THAT(fallbacks[0], HasSubstr("'flaky'"));
     const bool one_request = std::string(c.settings).find("fail_seq") != std::string::npos;
     EXPECT_THAT(fallbacks[0], HasSubstr(one_request ? "request 2 " : "requests 0, 1, 2, 3"));
+    if (one_request && c.path == std::string(DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR)) {
+      // The other requests kept the plugin: it saw every token they committed.
+      for (int64_t seq : {0, 1, 3})
+        EXPECT_EQ(calls(engine->plugins()->host(), "flaky", "on_accept", seq), static_cast<int64_t>(outputs[seq].size()))
+            << "request " << seq;
+      EXPECT_LT(calls(engine->plugins()->host(), "flaky", "on_accept", 2), static_cast<int64_t>(outputs[2].size()));
+    }
   }
+}
+
+// Pages of 4 tokens, 22 pages: enough for any request alone, not for all four, so the
+// max_utilization policy preempts and a cache that keeps pages is asked to give some back.
+EngineConfig tight_config(const char* policy = "max_utilization") { return base_config(22, 4, policy); }
+
+// Pages the KV cache lends out: to running requests (none after a run) and to cache managers.
+void expect_no_page_leaked(Engine& engine) {
+  const int64_t held = static_cast<int64_t>(engine.plugins()->host().held_pages().size());
+  EXPECT_EQ(engine.kv().num_free_pages() + held, engine.kv().num_pages());
+}
+
+TEST(EnginePlugins, FailingCacheHookCostsOnlyTheCache) {
+  const auto expected = plugin_free_outputs();
+  struct Case {
+    const char* settings;
+    const char* fallback;  // what the one [fallback] line must say
+  };
+  const std::vector<Case> cases = {
+      // Request 1 would reuse request 0's first pages: it computes them instead.
+      {"fail_hook = \"on_prefix_match\"\nfail_seq = 1", "hook on_prefix_match"},
+      {"fail_hook = \"on_pages_full\"\nfail_seq = 0", "hook on_pages_full"},
+      // Eviction has no request to blame: the cache goes for the engine, its pages come back.
+      {"fail_hook = \"on_evict\"", "disabled for the engine: hook on_evict"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.settings);
+    LogCapture log;
+    EngineConfig config = tight_config();
+    config.plugins.push_back(entry("cache", DRIFT_ABI_PLUGIN_RECORDING, c.settings));
+    auto engine = Engine::from_config(config);
+    EXPECT_EQ(run(*engine), expected);
+    const auto fallbacks = log.fallbacks();
+    ASSERT_EQ(fallbacks.size(), 1u) << ::testing::PrintToString(log.lines());
+    EXPECT_THAT(fallbacks[0], HasSubstr(c.fallback));
+    expect_no_page_leaked(*engine);
+  }
+}
+
+TEST(EnginePlugins, HoardingCacheCannotStallTheEngine) {
+  const auto expected = plugin_free_outputs();
+  for (const char* policy : {"max_utilization", "guaranteed_no_evict"}) {
+    SCOPED_TRACE(policy);
+    LogCapture log;
+    EngineConfig config = tight_config(policy);
+    config.plugins.push_back(entry("hoarder", DRIFT_ABI_PLUGIN_RECORDING, "hoard = true"));
+    auto engine = Engine::from_config(config);
+    EXPECT_EQ(run(*engine), expected);
+    // It kept pages until nothing could run without them, then lost them all, in one line.
+    const auto fallbacks = log.fallbacks();
+    ASSERT_EQ(fallbacks.size(), 1u) << ::testing::PrintToString(log.lines());
+    EXPECT_THAT(fallbacks[0], HasSubstr("'hoarder' disabled for the engine: hook on_evict released 0 of"));
+    EXPECT_THAT(fallbacks[0], HasSubstr("could not proceed"));
+    EXPECT_TRUE(engine->plugins()->host().held_pages().empty());
+    EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+  }
+}
+
+// ---- the service probe: what plugins read through the host services is true -------------
+
+TEST(EnginePlugins, HostServicesDescribeTheRunTruthfully) {
+  const auto expected = plugin_free_outputs();
+  const std::string log_path = make_temp_dir("drift-probe") + "/probe.log";
+  EngineConfig config = base_config(256, 16, "guaranteed_no_evict");
+  config.engine.max_num_tokens = 8;  // prefill in chunks: captured rows of several tokens
+  config.plugins.push_back(entry("probe", DRIFT_ABI_PLUGIN_SERVICE_PROBE,
+                                 "model_dir = \"" + config.model.path + "\"\nlog_path = \"" + log_path + "\""));
+  config.speculative.enabled = true;
+  config.speculative.draft_provider = "probe";
+  config.speculative.max_draft_tokens = 2;
+  LogCapture log;
+  auto engine = Engine::from_config(config);
+  EXPECT_EQ(run(*engine), expected);
+  EXPECT_TRUE(log.fallbacks().empty()) << ::testing::PrintToString(log.lines());
+
+  std::ifstream in(log_path);
+  std::map<std::string, int> passed;
+  std::string model_info;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model_info", 0) == 0) model_info = line;
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("FAIL")));
+    std::smatch m;
+    if (std::regex_match(line, m, std::regex(R"(check (\w+) seq=\d+ ok)"))) passed[m[1]]++;
+  }
+  for (const char* check : {"layer0", "lm_head", "attention", "page_info", "not_found", "views"})
+    EXPECT_GT(passed[check], 0) << check;
+  // Plugins see the special tokens the engine stops on (the tokenizer's).
+  const SpecialTokens special = engine->tokenizer()->special_tokens();
+  EXPECT_EQ(model_info, "model_info bos=" + std::to_string(special.bos_id.value_or(-1)) + " eos=" +
+                            std::to_string(special.eos_ids.at(0)) + " layers=5 block=16");
 }
 
 TEST(EnginePlugins, PluginThatFailsToLoadIsSkippedAndTheEngineRuns) {
@@ -143,12 +251,20 @@ std::vector<int32_t> ids(const std::string& list) {
   return out;
 }
 
+// "propose step=3 0:2 1:2" -> {{0, 2}, {1, 2}}: the sequences of a batch hook and a number each.
+std::vector<std::pair<int64_t, int64_t>> batch_entries(const std::string& line) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  static const std::regex entry(R"( (\d+):(\d+))");
+  for (std::sregex_iterator it(line.begin(), line.end(), entry), end; it != end; ++it)
+    out.emplace_back(std::stoll((*it)[1]), std::stoll((*it)[2]));
+  return out;
+}
+
 TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   const auto expected = plugin_free_outputs();
   const std::string log_path = make_temp_dir("drift-rec") + "/log.txt";
-  // Pages of 4 tokens, 22 pages: enough for any request alone, not for all four, so the
-  // max_utilization policy preempts; the recording cache keeps pages, so eviction runs too.
-  EngineConfig config = base_config(22, 4, "max_utilization");
+  // The recording cache keeps pages, so eviction runs too.
+  EngineConfig config = tight_config();
   config.plugins.push_back(entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "log_path = \"" + log_path + "\""));
   config.speculative.enabled = true;
   config.speculative.draft_provider = "rec";
@@ -167,20 +283,45 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   const auto events = read_log(log_path);
   ASSERT_GE(events.size(), 3u);
   EXPECT_EQ(events.front().hook, "create");
+  EXPECT_EQ(events[1].hook, "declare_needs");
   EXPECT_EQ(events.back().hook, "destroy");
 
-  // Per request: its own event stream, checked against the engine's state machine.
+  // Per request: its own event stream, checked against the engine's state machine. Per step:
+  // propose (decode sequences, budget max_draft_tokens) -> choose_kv_view (the same sequences:
+  // every tree was non-empty) -> one accept for each of them before the next step's propose.
   std::map<int64_t, bool> started;
   std::map<int64_t, std::vector<int32_t>> accepted;
   std::map<int64_t, int64_t> next_block;
-  std::map<int64_t, std::string> last_finish;
-  int prefix_hits = 0, resumed = 0, evictions = 0;
+  std::map<int64_t, std::vector<std::string>> finishes;
+  std::map<int64_t, int> resumed_starts;
+  std::vector<int64_t> proposed;
+  std::set<int64_t> awaiting_accept;
+  int prefix_hits = 0, evictions = 0, proposals = 0;
   for (const Event& e : events) {
+    SCOPED_TRACE(e.raw);
     if (e.hook == "evict") ++evictions;
+    if (e.hook == "propose") {
+      EXPECT_TRUE(awaiting_accept.empty()) << "a sequence proposed for got no accept in its step";
+      proposed.clear();
+      for (auto [seq, budget] : batch_entries(e.raw)) {
+        EXPECT_TRUE(started[seq]);
+        EXPECT_FALSE(accepted[seq].empty()) << "only decode sequences get drafts";
+        EXPECT_EQ(budget, 2);
+        proposed.push_back(seq);
+      }
+      awaiting_accept = {proposed.begin(), proposed.end()};
+      ++proposals;
+      continue;
+    }
+    if (e.hook == "choose_kv_view") {
+      std::vector<int64_t> viewed;
+      for (auto [seq, max_pages] : batch_entries(e.raw)) viewed.push_back(seq);
+      EXPECT_EQ(viewed, proposed);
+      continue;
+    }
     if (!e.args.count("seq")) continue;
     const int64_t seq = std::stoll(e.args.at("seq"));
-    SCOPED_TRACE(e.raw);
-    ASSERT_NE(last_finish[seq], "2") << "hook after abort";
+    ASSERT_TRUE(finishes[seq].empty() || finishes[seq].back() == "3") << "hook after the request ended";
     if (e.hook == "prefix_match") {
       EXPECT_FALSE(started[seq]);
       if (e.args.at("pages") != "[]") ++prefix_hits;
@@ -191,28 +332,49 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
       std::vector<int32_t> tokens = kPrompts[seq];
       tokens.insert(tokens.end(), accepted[seq].begin(), accepted[seq].end());
       EXPECT_EQ(ids(e.args.at("tokens")), tokens);
-      EXPECT_EQ(e.args.at("resumed"), accepted[seq].empty() ? "0" : "1");
-      resumed += e.args.at("resumed") == "1";
+      EXPECT_EQ(e.args.at("prompt"), std::to_string(kPrompts[seq].size()));
+      EXPECT_EQ(e.args.at("max_new"), "24");
+      EXPECT_EQ(e.args.at("resumed"), finishes[seq].empty() ? "0" : "1");
+      resumed_starts[seq] += e.args.at("resumed") == "1";
       next_block[seq] = std::stoll(e.args.at("cached")) / 4;
     } else if (e.hook == "accept") {
       EXPECT_TRUE(started[seq]);
-      for (int32_t t : ids(e.args.at("tokens"))) accepted[seq].push_back(t);
+      const auto tokens = ids(e.args.at("tokens"));
+      EXPECT_EQ(tokens.size(), 1u) << "one token per step without verification";
+      accepted[seq].insert(accepted[seq].end(), tokens.begin(), tokens.end());
+      awaiting_accept.erase(seq);
     } else if (e.hook == "pages_full") {
       EXPECT_TRUE(started[seq]);
-      EXPECT_EQ(std::stoll(e.args.at("first")), next_block[seq]) << "full pages offered out of order";
-      next_block[seq] += static_cast<int64_t>(ids(e.args.at("pages")).size());
+      const int64_t first = std::stoll(e.args.at("first"));
+      EXPECT_EQ(first, next_block[seq]) << "full pages offered out of order";
+      // The pages are the sequence's own, at those block-table positions, and hold KV.
+      const auto pages = ids(e.args.at("pages"));
+      const auto table = ids(e.args.at("table"));
+      ASSERT_LE(first + static_cast<int64_t>(pages.size()), static_cast<int64_t>(table.size()));
+      EXPECT_EQ(pages, std::vector<int32_t>(table.begin() + first, table.begin() + first + pages.size()));
+      EXPECT_GE(std::stoll(e.args.at("table_tokens")), (first + static_cast<int64_t>(pages.size())) * 4);
+      next_block[seq] += static_cast<int64_t>(pages.size());
     } else if (e.hook == "request_finish") {
       EXPECT_TRUE(started[seq]);
       started[seq] = false;
-      last_finish[seq] = e.args.at("reason");
+      finishes[seq].push_back(e.args.at("reason"));
+      awaiting_accept.erase(seq);
     }
   }
+  int preempted = 0;
   for (size_t i = 0; i < kPrompts.size(); ++i) {
     SCOPED_TRACE("request " + std::to_string(i));
     EXPECT_EQ(accepted[i], outputs[i]) << "on_accept tokens differ from the request's output";
-    EXPECT_EQ(last_finish[i], static_cast<int64_t>(i) == aborted ? "2" : "1");
+    // Every finish but the last says "preempted", and each was followed by a resumed start.
+    ASSERT_FALSE(finishes[i].empty());
+    EXPECT_EQ(finishes[i].back(), static_cast<int64_t>(i) == aborted ? "2" : "1");
+    const auto n_preempted = std::count(finishes[i].begin(), finishes[i].end() - 1, "3");
+    EXPECT_EQ(n_preempted, static_cast<int64_t>(finishes[i].size()) - 1);
+    EXPECT_EQ(resumed_starts[i], n_preempted);
+    preempted += static_cast<int>(n_preempted);
   }
-  EXPECT_GT(resumed, 0) << "no request was preempted and resumed";
+  EXPECT_GT(preempted, 0) << "no request was preempted and resumed";
+  EXPECT_GT(proposals, 0);
   EXPECT_GT(prefix_hits, 0) << "request 1 shares request 0's first pages";
   EXPECT_GT(evictions, 0) << "the cache was never asked to give pages back";
 }

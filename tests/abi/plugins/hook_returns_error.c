@@ -1,6 +1,8 @@
 /* Fails on purpose: the hook named by setting `fail_hook` ("create" included) returns
- * DRIFT_ERROR for request `fail_seq` (-1 or absent: every request). Everything else behaves
- * like the good plugin, so a test can compare with and without the failure. */
+ * DRIFT_ERROR for request `fail_seq` (-1 or absent: every request). The batch hooks
+ * (on_propose, on_choose_kv_view) fail the whole call when every request is to fail, and only
+ * that sequence -- through its tree's / view's status -- when one is named. Everything else
+ * behaves like the good plugin, so a test can compare with and without the failure. */
 #include "test_plugin.h"
 
 typedef struct instance_t {
@@ -45,13 +47,23 @@ static drift_status_t on_accept(void* instance, drift_seq_id_t seq, const drift_
   return maybe_fail(instance, "on_accept", seq);
 }
 
+/* The status a batch hook gives sequence `seq`: whole-call failures are returned, a named
+ * request's failure goes in its own status. */
+static drift_status_t batch_item(void* instance, const char* hook, int64_t seq, drift_status_t* status) {
+  if (maybe_fail(instance, hook, seq) == DRIFT_OK) return DRIFT_OK;
+  if (((instance_t*)instance)->fail_seq < 0) return DRIFT_ERROR;
+  *status = DRIFT_ERROR;
+  return DRIFT_OK;
+}
+
 static drift_status_t on_propose(void* instance, const drift_step_t* step,
                                  drift_draft_tree_t* const* trees, size_t n) {
   size_t t;
-  for (t = 0; t < n; ++t)
-    if (maybe_fail(instance, "on_propose", trees[t]->seq_id) != DRIFT_OK) return DRIFT_ERROR;
   (void)step;
-  for (t = 0; t < n; ++t) test_fill_chain(trees[t]);
+  for (t = 0; t < n; ++t) {
+    if (batch_item(instance, "on_propose", trees[t]->seq_id, &trees[t]->status) != DRIFT_OK) return DRIFT_ERROR;
+    if (trees[t]->status == DRIFT_OK) test_fill_chain(trees[t]);
+  }
   return DRIFT_OK;
 }
 
@@ -60,7 +72,8 @@ static drift_status_t on_choose_kv_view(void* instance, const drift_step_t* step
   size_t v;
   (void)step;
   for (v = 0; v < n; ++v)
-    if (maybe_fail(instance, "on_choose_kv_view", views[v]->seq_id) != DRIFT_OK) return DRIFT_ERROR;
+    if (batch_item(instance, "on_choose_kv_view", views[v]->seq_id, &views[v]->status) != DRIFT_OK)
+      return DRIFT_ERROR;
   return DRIFT_OK;
 }
 

@@ -8,7 +8,12 @@
  *    -- here simply page 0 for every layer;
  *  - cache manager: a hash-chained prefix cache. It keeps every full page offered, keyed by the
  *    hash of all tokens up to the page's end; on_prefix_match walks the request's leading
- *    blocks; on_evict lets go of the oldest pages first. */
+ *    blocks; on_evict lets go of the oldest pages first -- or of none with setting
+ *    `hoard = true` (a cache that never gives pages back).
+ * Setting `fail_hook` names a cache hook ("on_prefix_match", "on_pages_full", "on_evict") that
+ * returns DRIFT_ERROR, for request `fail_seq` only when that is set (on_evict has no request):
+ * a failing but otherwise real cache. on_pages_full also logs the block table the host reports,
+ * so a test can check the offered pages against it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,9 @@ typedef struct instance_t {
   char tag[32];   /* setting `tag`: prefixes every line, to tell instances apart in one file */
   int line_start;
   int first_page_view;
+  bool hoard;
+  char fail_hook[32];
+  int64_t fail_seq;   /* -1: every request */
   int32_t num_cached; /* oldest first */
   drift_page_id_t cached_page[MAX_CACHED];
   uint64_t cached_hash[MAX_CACHED];
@@ -99,6 +107,11 @@ static int64_t block_size(const instance_t* self) {
   return self->host->model_info(self->host->ctx)->block_size;
 }
 
+/* Whether `hook` is set to fail for `seq` (-1: a hook without a request). */
+static int fails(const instance_t* self, const char* hook, int64_t seq) {
+  return strcmp(self->fail_hook, hook) == 0 && (self->fail_seq < 0 || seq < 0 || self->fail_seq == seq);
+}
+
 /* ---- hooks ---- */
 
 static drift_status_t create(const drift_host_api_t* host, const char* settings, void** out) {
@@ -114,6 +127,10 @@ static drift_status_t create(const drift_host_api_t* host, const char* settings,
     self->file = fopen(buf, "a");
   if (host->get_setting_string(host->ctx, "view", buf, sizeof buf, &len) == DRIFT_OK)
     self->first_page_view = strcmp(buf, "first_page") == 0;
+  host->get_setting_bool(host->ctx, "hoard", &self->hoard);
+  host->get_setting_string(host->ctx, "fail_hook", self->fail_hook, sizeof self->fail_hook, &len);
+  self->fail_seq = -1;
+  host->get_setting_int(host->ctx, "fail_seq", &self->fail_seq);
   line(self, "create");
   *out = self;
   return DRIFT_OK;
@@ -234,6 +251,7 @@ static drift_status_t on_prefix_match(void* instance, const drift_request_info_t
   uint64_t hash = 14695981039346656037ull;
   char text[96];
   *n = 0;
+  if (fails(self, "on_prefix_match", r->seq_id)) return DRIFT_ERROR;
   while (*n < max_pages && bs > 0 && (*n + 1) * bs <= r->num_tokens) {
     int32_t found;
     hash = hash_tokens(hash, r->tokens + *n * bs, bs);
@@ -253,8 +271,11 @@ static drift_status_t on_pages_full(void* instance, const drift_full_pages_t* fu
   instance_t* self = (instance_t*)instance;
   int64_t bs = block_size(self);
   uint64_t hash = hash_tokens(14695981039346656037ull, full->prefix, full->first_block * bs);
+  const drift_page_id_t* table = NULL;
+  int64_t table_pages = 0, table_tokens = 0;
   char text[96];
   int32_t i;
+  if (fails(self, "on_pages_full", full->seq_id)) return DRIFT_ERROR;
   for (i = 0; i < full->num_pages; ++i) {
     hash = hash_tokens(hash, full->tokens + i * bs, bs);
     if (find_cached(self, hash) >= 0 || self->num_cached == MAX_CACHED) continue;
@@ -266,6 +287,11 @@ static drift_status_t on_pages_full(void* instance, const drift_full_pages_t* fu
            (long long)full->first_block);
   append(self, text);
   append_ids(self, "pages", full->pages, full->num_pages);
+  if (self->host->block_table(self->host->ctx, full->seq_id, &table, &table_pages, &table_tokens) == DRIFT_OK) {
+    append_ids(self, "table", table, table_pages);
+    snprintf(text, sizeof text, " table_tokens=%lld", (long long)table_tokens);
+    append(self, text);
+  }
   line(self, "");
   return DRIFT_OK;
 }
@@ -275,7 +301,8 @@ static drift_status_t on_evict(void* instance, int32_t wanted, drift_page_id_t* 
   instance_t* self = (instance_t*)instance;
   char text[64];
   int32_t i;
-  *n = wanted < self->num_cached ? wanted : self->num_cached;
+  if (fails(self, "on_evict", -1)) return DRIFT_ERROR;
+  *n = self->hoard ? 0 : wanted < self->num_cached ? wanted : self->num_cached;
   if (*n > max_released) *n = max_released;
   for (i = 0; i < *n; ++i) released[i] = self->cached_page[i];
   self->num_cached -= *n;
