@@ -1,7 +1,9 @@
 // `drift plugins list [--config F] [--plugin PATH ...]`: loads the plugins a config names (and
 // any given by path) exactly as the engine would, and prints one row per plugin: name, version,
 // ABI, kinds and where it was loaded from. A plugin that fails to load prints the reason and
-// the command exits 1.
+// the command exits 1. When the config names a model, plugins are created seeing that model
+// (host->model_info, compute primitives, checkpoint loading) as in the engine; only the KV
+// pool (num_pages 0) and engine state do not exist.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -14,7 +16,10 @@
 
 #include "apps/command_registry.h"
 #include "core/config.h"
+#include "core/model_config.h"
+#include "core/plugin/backend_callbacks.h"
 #include "core/plugin/plugin_host.h"
+#include "core/rope_frequencies.h"
 
 namespace drift::app {
 namespace {
@@ -44,6 +49,18 @@ void print_table(const std::vector<PluginInfo>& plugins) {
   }
 }
 
+// What create() sees of the config's model, as the engine would show it (no KV pool yet).
+void describe_model(PluginHost& host, const EngineConfig& config, std::unique_ptr<Backend>& backend) {
+  const std::string& dir = config.model.path;
+  if (dir.empty()) return;
+  const ModelConfig model = load_model_config(dir);
+  const auto tokenizer = load_tokenizer_if_present(dir);
+  backend = create_backend(config.engine.backend);
+  install_compute_callbacks(host.callbacks(), *backend, model, compute_rope_frequencies(model.rope, model.head_dim));
+  host.set_model_info(make_model_info(model, checkpoint_special_tokens(dir, tokenizer.get()), config.kv_cache.block_size,
+                                      0, DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32));
+}
+
 int list(const std::vector<std::string>& args) {
   po::options_description options("drift plugins list [--config F] [--plugin PATH ...]");
   options.add_options()("help,h", "show this help")(
@@ -56,8 +73,9 @@ int list(const std::vector<std::string>& args) {
     std::cout << options << "\n";
     return 0;
   }
-  std::vector<PluginEntry> entries;
-  if (vm.count("config")) entries = load_config(vm["config"].as<std::string>()).plugins;
+  EngineConfig config;
+  if (vm.count("config")) config = load_config(vm["config"].as<std::string>());
+  std::vector<PluginEntry> entries = config.plugins;
   if (vm.count("plugin"))
     for (const std::string& path : vm["plugin"].as<std::vector<std::string>>())
       entries.push_back(PluginEntry{"", path, ""});
@@ -67,7 +85,9 @@ int list(const std::vector<std::string>& args) {
   spdlog::set_level(spdlog::level::off);
   std::vector<PluginInfo> plugins;
   {
+    std::unique_ptr<Backend> backend;  // outlives the host: plugins may compute in destroy
     PluginHost host;
+    describe_model(host, config, backend);
     host.load_all(entries);
     plugins = host.plugins();
   }

@@ -26,15 +26,6 @@ int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
   return pages;
 }
 
-std::unique_ptr<Tokenizer> try_load_tokenizer(const std::string& dir) {
-  namespace fs = std::filesystem;
-  if (!fs::exists(fs::path(dir) / "tokenizer.json") && !fs::exists(fs::path(dir) / "tokenizer.model")) {
-    spdlog::info("no tokenizer in {}: token ids only", dir);
-    return nullptr;
-  }
-  return load_tokenizer(dir);
-}
-
 }  // namespace
 
 std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
@@ -69,8 +60,9 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   // load_tokenizer already set the tokenizer's special tokens, resolving tokenizer_config.json's
   // token strings (bos_token "<|begin_of_text|>", ...) through the tokenizer itself; re-reading
   // them without it would lose those and fall back to config.json's ids.
-  auto tokenizer = try_load_tokenizer(dir);
-  const SpecialTokens special = tokenizer ? tokenizer->special_tokens() : load_special_tokens(dir);
+  auto tokenizer = load_tokenizer_if_present(dir);
+  if (!tokenizer) spdlog::info("no tokenizer in {}: token ids only", dir);
+  const SpecialTokens special = checkpoint_special_tokens(dir, tokenizer.get());
   options.eos_ids = special.eos_ids;
 
   auto runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);

@@ -5,27 +5,14 @@
 #include "core/plugin/host_services.h"
 
 namespace drift {
-namespace {
-
-// What plugins read through host->model_info: the checkpoint's shape, the KV pool, and the
-// special tokens the engine actually uses (the tokenizer's, which may differ from config.json).
-drift_model_info_t engine_model_info(const ModelConfig& model, const SpecialTokens& special, const KVCacheManager& kv) {
-  drift_model_info_t info = make_model_info(model, kv.block_size(), kv.num_pages(), DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32);
-  info.bos_token_id = special.bos_id.value_or(-1);
-  info.num_eos_tokens = 0;
-  for (int32_t eos : special.eos_ids)
-    if (info.num_eos_tokens < DRIFT_MAX_EOS_TOKENS) info.eos_token_ids[info.num_eos_tokens++] = eos;
-  return info;
-}
-
-}  // namespace
 
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                              const ServiceInstaller& install_services)
     : kv_(parts.kv), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
   state_.install(host_.callbacks());
   if (install_services) install_services(host_.callbacks());
-  host_.set_model_info(engine_model_info(model, parts.special, kv_));
+  host_.set_model_info(
+      make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(), DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32));
   host_.load_all(config.plugins);
   const bool speculate = config.speculative.enabled;
   host_.select(speculate ? config.speculative.draft_provider : "", config.speculative.verification);

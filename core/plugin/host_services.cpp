@@ -188,7 +188,7 @@ void PluginContext::log(int32_t level, const char* message) const {
   spdlog::log(lvl, "[plugin {}] {}", name_, message ? message : "(null)");
 }
 
-drift_model_info_t make_model_info(const ModelConfig& config, int64_t block_size,
+drift_model_info_t make_model_info(const ModelConfig& config, const SpecialTokens& special, int64_t block_size,
                                    int64_t num_pages, int32_t device, int32_t activation_dtype) {
   drift_model_info_t info{};
   info.struct_size = sizeof(info);
@@ -206,8 +206,8 @@ drift_model_info_t make_model_info(const ModelConfig& config, int64_t block_size
   info.rope_theta = config.rope.theta;
   info.block_size = block_size;
   info.num_pages = num_pages;
-  info.bos_token_id = config.bos_token_id.value_or(-1);
-  for (int32_t eos : config.eos_token_ids) {
+  info.bos_token_id = special.bos_id.value_or(-1);
+  for (int32_t eos : special.eos_ids) {
     if (info.num_eos_tokens == DRIFT_MAX_EOS_TOKENS) break;
     info.eos_token_ids[info.num_eos_tokens++] = eos;
   }

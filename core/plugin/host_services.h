@@ -19,6 +19,7 @@
 
 #include "core/model_config.h"
 #include "core/plugin/plugin_settings.h"
+#include "core/tokenizer/tokenizer.h"
 #include "drift/plugin.h"
 
 namespace drift {
@@ -65,8 +66,9 @@ struct HostState {
   drift_model_info_t model_info{};  // struct_size set by the host
 };
 
-// Fills the model part of drift_model_info_t from the checkpoint's config and the KV pool.
-drift_model_info_t make_model_info(const ModelConfig& config, int64_t block_size,
+// drift_model_info_t from the checkpoint's config, the special tokens the engine uses (the
+// tokenizer's, which may differ from config.json's) and the KV pool (num_pages 0: not sized).
+drift_model_info_t make_model_info(const ModelConfig& config, const SpecialTokens& special, int64_t block_size,
                                    int64_t num_pages, int32_t device, int32_t activation_dtype);
 
 // Zeroed, 64-byte aligned, row-major host memory; release with std::free(out->data).

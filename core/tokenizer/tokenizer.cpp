@@ -40,4 +40,14 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir) {
   return tokenizer;
 }
 
+std::unique_ptr<Tokenizer> load_tokenizer_if_present(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::exists(fs::path(dir) / "tokenizer.json") && !fs::exists(fs::path(dir) / "tokenizer.model")) return nullptr;
+  return load_tokenizer(dir);
+}
+
+SpecialTokens checkpoint_special_tokens(const std::string& dir, const Tokenizer* tokenizer) {
+  return tokenizer ? tokenizer->special_tokens() : load_special_tokens(dir);
+}
+
 }  // namespace drift

@@ -47,6 +47,11 @@ class Tokenizer {
 // Loads the tokenizer of a checkpoint directory: tokenizer.json if present, else tokenizer.model.
 // Throws DriftError naming the directory when neither exists or a file is malformed.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& dir);
+// The same, or nullptr when the directory holds no tokenizer file (a model run on token ids).
+std::unique_ptr<Tokenizer> load_tokenizer_if_present(const std::string& dir);
+// The special tokens a checkpoint directory's engine uses: its tokenizer's when it has one
+// (token strings resolved through it), else those of its config files.
+SpecialTokens checkpoint_special_tokens(const std::string& dir, const Tokenizer* tokenizer);
 
 // Reads config.json / generation_config.json / tokenizer_config.json of `dir` (each optional).
 // Token strings in tokenizer_config.json are resolved through its added_tokens_decoder only.

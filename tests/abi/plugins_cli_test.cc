@@ -72,5 +72,23 @@ TEST(PluginsCli, SwappingPluginsIsAConfigChange) {
   EXPECT_THAT(with_b.output, Not(HasSubstr("abi_good")));
 }
 
+TEST(PluginsCli, PluginsAreCreatedSeeingTheConfiguredModel) {
+  // The service probe's create() loads layer-0 weights through the host and writes the
+  // model_info it was given: in `plugins list` as in the engine.
+  std::string dir = make_temp_dir("drift-cli-model");
+  const std::string model = test_data_path("models/stories260K");
+  std::string config = write_config(dir, "probe.toml",
+                                    "schema_version = 1\n[model]\npath = \"" + model + "\"\n[[plugins]]\nname = \"probe\"\npath = \"" +
+                                        std::string(DRIFT_ABI_PLUGIN_SERVICE_PROBE) + "\"\n[plugins.probe]\nmodel_dir = \"" + model +
+                                        "\"\nlog_path = \"" + dir + "/probe.log\"\n");
+  CliRun run = drift_cli("plugins list --config " + config);
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("probe  1.0.0    1.0  draft_provider"));
+  std::ifstream log(dir + "/probe.log");
+  std::string first_line;
+  std::getline(log, first_line);
+  EXPECT_EQ(first_line, "model_info bos=1 eos=2 layers=5 block=16");
+}
+
 }  // namespace
 }  // namespace drift::test

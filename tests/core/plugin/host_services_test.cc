@@ -118,9 +118,10 @@ TEST(HostServices, ModelInfoFromConfig) {
   config.vocab_size = 32000;
   config.num_layers = 4;
   config.num_kv_heads = 2;
-  config.bos_token_id = 1;
-  config.eos_token_ids = {2, 3};
-  drift_model_info_t info = make_model_info(config, 16, 128, DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32);
+  SpecialTokens special;
+  special.bos_id = 1;
+  special.eos_ids = {2, 3};
+  drift_model_info_t info = make_model_info(config, special, 16, 128, DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32);
   EXPECT_EQ(info.struct_size, sizeof(info));
   EXPECT_EQ(info.vocab_size, 32000);
   EXPECT_EQ(info.block_size, 16);
