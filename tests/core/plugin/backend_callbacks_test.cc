@@ -20,6 +20,7 @@
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/host_services.h"
 #include "core/rope_frequencies.h"
+#include "core/safetensors.h"
 #include "support/test_data.h"
 
 namespace drift {
@@ -528,6 +529,43 @@ TEST(BackendCallbacks, LoadSafetensorsGoldenModel) {
   ASSERT_EQ(f.api->load_safetensors(f.ctx, dir.c_str(), names + 1, 1, out), DRIFT_OK);
   EXPECT_EQ(out[0].shape[0], 64);
   f.api->tensor_free(f.ctx, &out[0]);
+}
+
+// A tensor of 16-bit words (F16 / BF16 bit patterns) for write_safetensors.
+Tensor half_tensor(DType dtype, const std::vector<uint16_t>& bits) {
+  Tensor t = Tensor::zeros({static_cast<int64_t>(bits.size())}, dtype);
+  std::memcpy(t.data(), bits.data(), t.nbytes());
+  return t;
+}
+
+TEST(BackendCallbacks, LoadSafetensorsConvertsHalfPrecisionAcrossShards) {
+  Fixture f;
+  const std::string dir = test::make_temp_dir("drift-cb-shards");
+  // Bit patterns with exact values: bf16 0x3FC0 = 1.5, 0xC000 = -2, 0x3E80 = 0.25;
+  // f16 0x3E00 = 1.5, 0xC000 = -2, 0x7BFF = 65504 (the largest finite half).
+  write_safetensors(dir + "/model-00001-of-00002.safetensors",
+                    {{"a.bf16", half_tensor(DType::BF16, {0x3FC0, 0xC000, 0x3E80})}});
+  write_safetensors(dir + "/model-00002-of-00002.safetensors",
+                    {{"b.f16", half_tensor(DType::F16, {0x3E00, 0xC000, 0x7BFF})}});
+  const nlohmann::json index = {{"weight_map",
+                                 {{"a.bf16", "model-00001-of-00002.safetensors"},
+                                  {"b.f16", "model-00002-of-00002.safetensors"}}}};
+  std::ofstream(dir + "/model.safetensors.index.json") << index.dump();
+
+  const char* names[] = {"b.f16", "a.bf16"};
+  drift_tensor_t out[2]{};
+  ASSERT_EQ(f.api->load_safetensors(f.ctx, dir.c_str(), names, 2, out), DRIFT_OK);
+  // Converted to the activation dtype (F32 on the CPU backend), in the order asked for.
+  for (const drift_tensor_t& t : out) {
+    EXPECT_EQ(t.dtype, DRIFT_DTYPE_F32);
+    ASSERT_EQ(t.ndim, 1);
+    ASSERT_EQ(t.shape[0], 3);
+  }
+  const float* b = static_cast<const float*>(out[0].data);
+  const float* a = static_cast<const float*>(out[1].data);
+  EXPECT_EQ(std::vector<float>(b, b + 3), (std::vector<float>{1.5f, -2.0f, 65504.0f}));
+  EXPECT_EQ(std::vector<float>(a, a + 3), (std::vector<float>{1.5f, -2.0f, 0.25f}));
+  for (drift_tensor_t& t : out) f.api->tensor_free(f.ctx, &t);
 }
 
 // ---- bad arguments: an error status, no crash, no write --------------------------------------
