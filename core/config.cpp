@@ -131,6 +131,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("max_num_tokens", c.engine.max_num_tokens);
     r.read("max_seq_len", c.engine.max_seq_len);
     r.read("num_threads", c.engine.num_threads);
+    r.read("check_kv_integrity", c.engine.check_kv_integrity);
     r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "kv_cache", source)) {

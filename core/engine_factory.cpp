@@ -57,6 +57,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
+  options.check_kv_integrity = config.engine.check_kv_integrity;
   options.limits.max_seq_len = config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
 
   spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {})", architecture_name(model.arch), dir,

@@ -52,6 +52,7 @@ backend = "cpu"
 max_batch_size = 3
 max_num_tokens = 77
 max_seq_len = 300
+check_kv_integrity = true
 [kv_cache]
 block_size = 8
 num_pages = 12
@@ -66,6 +67,8 @@ seed = 9
   EXPECT_EQ(c.model.path, "/etc/drift/models/x");
   EXPECT_EQ(c.engine.max_batch_size, 3);
   EXPECT_EQ(c.engine.max_num_tokens, 77);
+  EXPECT_TRUE(c.engine.check_kv_integrity);
+  EXPECT_FALSE(EngineConfig{}.engine.check_kv_integrity) << "integrity checks are opt-in";
   EXPECT_EQ(c.kv_cache.num_pages, 12);
   EXPECT_EQ(c.scheduler.policy, "max_utilization");
   EXPECT_DOUBLE_EQ(c.generation.temperature, 1.0);
