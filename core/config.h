@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sampling_params.h"
+
 namespace drift {
 
 struct ModelSection {
@@ -69,7 +71,16 @@ struct EngineConfig {
 EngineConfig load_config(const std::string& path);
 EngineConfig parse_config(const std::string& toml_text, const std::string& source_name,
                           const std::string& base_dir);
-// Checks cross-field rules (positive sizes, known backend/policy names). Throws DriftError.
+// Checks cross-field rules (positive sizes, known backend/policy names, sampling values in
+// range). Throws DriftError naming the file, the key and the value.
 void validate_config(const EngineConfig& config);
+
+// "" when `backend` names a backend, else the requirement it breaks; callers name where the value
+// came from (engine.backend in a file, --backend on the command line).
+std::string check_backend_name(const std::string& backend);
+
+// The sampling parameters a request gets from [generation] when it does not say otherwise (seed 0:
+// unset, so the engine picks a fresh one).
+SamplingParams sampling_params_from(const GenerationSection& generation);
 
 }  // namespace drift
