@@ -4,7 +4,6 @@
 // chunked prefill, and under KV pressure that forces preemption and recompute.
 #include <gtest/gtest.h>
 
-#include <cstring>
 
 #include "core/engine.h"
 #include "support/golden.h"
@@ -28,12 +27,6 @@ EngineConfig config_for(const std::string& dir, int64_t token_budget, int64_t nu
   config.kv_cache.num_pages = num_pages;
   config.scheduler.policy = policy;
   return config;
-}
-
-Tensor first_rows(const Tensor& t, int64_t rows) {
-  Tensor out = Tensor::zeros({rows, t.dim(1)});
-  std::memcpy(out.data(), t.data(), out.nbytes());
-  return out;
 }
 
 // Runs every case as a greedy request (no EOS stop, as HF generate was run) in one batch.
@@ -80,7 +73,7 @@ TEST_P(GoldenModelTest, TeacherForcedLogitsWithinTolerance) {
   double worst = 0.0;
   for (const auto& c : cases_) {
     Tensor ours = engine->score(c.sequence());
-    const double err = test::max_relative_logit_error(first_rows(ours, c.logits.dim(0)), c.logits);
+    const double err = test::max_relative_logit_error(test::first_rows(ours, c.logits.dim(0)), c.logits);
     worst = std::max(worst, err);
     EXPECT_LE(err, 1e-3) << "prompt length " << c.prompt.size();
   }

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 
 #include "core/engine.h"
@@ -62,12 +61,6 @@ void accumulate(const Tensor& ours, const Tensor& golden, Agreement& a) {
   }
 }
 
-Tensor first_rows(const Tensor& t, int64_t rows) {
-  Tensor out = Tensor::zeros({rows, t.dim(1)});
-  std::memcpy(out.data(), t.data(), out.nbytes());
-  return out;
-}
-
 class ReducedPrecisionCheckpointTest : public ::testing::TestWithParam<DType> {
  protected:
   void TearDown() override {
@@ -92,7 +85,7 @@ TEST_P(ReducedPrecisionCheckpointTest, ShardedCopyScoresLikeTheGoldenAndExactlyL
   double worst_vs_rounded = 0.0;
   for (const auto& c : test::load_golden_cases(golden_dir)) {
     const Tensor ours = reduced->score(c.sequence());
-    accumulate(first_rows(ours, c.logits.dim(0)), c.logits, agreement);
+    accumulate(test::first_rows(ours, c.logits.dim(0)), c.logits, agreement);
     worst_vs_rounded = std::max(worst_vs_rounded, test::max_relative_logit_error(ours, reference->score(c.sequence())));
   }
   std::printf("[reduced] %s: %ld rows, %ld outside top-5, worst |logprob diff| %.3g, vs rounded fp32 %.3g\n",

@@ -71,6 +71,12 @@ std::vector<GoldenCase> load_golden_cases(const std::string& model_dir) {
   return cases;
 }
 
+Tensor first_rows(const Tensor& t, int64_t rows) {
+  Tensor out = Tensor::zeros({rows, t.dim(1)});
+  std::copy(t.as<float>(), t.as<float>() + out.numel(), out.as<float>());
+  return out;
+}
+
 double max_relative_logit_error(const Tensor& ours, const Tensor& golden) {
   constexpr double kFail = std::numeric_limits<double>::infinity();
   if (ours.shape() != golden.shape() || golden.ndim() != 2) return kFail;
