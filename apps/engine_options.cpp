@@ -1,7 +1,9 @@
 #include "apps/engine_options.h"
 
 #include <charconv>
+#include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include <spdlog/spdlog.h>
 
@@ -28,8 +30,15 @@ EngineConfig resolve_engine_config(const EngineSource& source) {
   }
   if (source.config_path.empty() && source.model_dir.empty()) fail("give --config FILE or --model DIR");
   EngineConfig config = source.config_path.empty() ? EngineConfig{} : load_config(source.config_path);
-  if (!source.model_dir.empty()) config.model.path = source.model_dir;
-  if (!source.backend.empty()) config.engine.backend = source.backend;
+  if (!source.model_dir.empty()) {
+    if (!std::filesystem::is_directory(source.model_dir))
+      fail("--model '{}': the model directory does not exist", source.model_dir);
+    config.model.path = source.model_dir;
+  }
+  if (!source.backend.empty()) {
+    if (std::string bad = check_backend_name(source.backend); !bad.empty()) fail("--backend {}: {}", source.backend, bad);
+    config.engine.backend = source.backend;
+  }
   validate_config(config);
   return config;
 }
@@ -53,10 +62,21 @@ std::vector<int32_t> parse_id_list(const std::string& text, const std::string& o
   return ids;
 }
 
+uint64_t parse_uint64(const std::string& text, const std::string& option) {
+  uint64_t value = 0;
+  // from_chars refuses a sign for unsigned types and reports overflow, unlike a stream cast.
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    fail("{} {}: must be an integer in [0, {}]", option, text, std::numeric_limits<uint64_t>::max());
+  return value;
+}
+
 bool parse_command_line(const std::vector<std::string>& args, const po::options_description& desc,
-                        po::variables_map& vm, const std::string& usage) {
+                        po::variables_map& vm, const std::string& usage, std::vector<po::option>* ordered) {
   try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+    if (ordered) *ordered = parsed.options;
+    po::store(parsed, vm);
     if (vm.count("help")) {
       std::cout << usage << "\n\n" << desc << "\n";
       return false;

@@ -1,5 +1,6 @@
 // drift generate: run prompts (text or token ids) through the engine, batched, and print the
 // generated text — streamed for a single prompt — or one JSON object per prompt.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -21,6 +22,7 @@ struct GenerateArgs {
   EngineSource source;
   std::vector<std::string> prompts;
   std::vector<std::string> prompt_ids;
+  std::vector<po::option> ordered;  // every option as given: prompts run in command-line order
   std::optional<int64_t> max_new_tokens;
   std::optional<double> temperature, top_p, min_p;
   std::optional<int64_t> top_k;
@@ -35,25 +37,39 @@ struct Prompt {
 };
 
 SamplingParams sampling_from(const GenerateArgs& a, const GenerationSection& defaults) {
-  SamplingParams p;
-  p.max_new_tokens = a.max_new_tokens.value_or(defaults.max_new_tokens);
-  p.temperature = a.temperature.value_or(defaults.temperature);
-  p.top_k = a.top_k.value_or(defaults.top_k);
-  p.top_p = a.top_p.value_or(defaults.top_p);
-  p.min_p = a.min_p.value_or(defaults.min_p);
+  SamplingParams p = sampling_params_from(defaults);
+  if (a.max_new_tokens) p.max_new_tokens = *a.max_new_tokens;
+  if (a.temperature) p.temperature = *a.temperature;
+  if (a.top_k) p.top_k = *a.top_k;
+  if (a.top_p) p.top_p = *a.top_p;
+  if (a.min_p) p.min_p = *a.min_p;
   if (a.seed) p.seed = *a.seed;
-  else if (defaults.seed != 0) p.seed = defaults.seed;
   p.ignore_eos = a.ignore_eos;
   return p;
 }
 
+// [generation] was validated with the config, so an out-of-range value came from its CLI option
+// (top_p -> --top-p).
+void check_cli_sampling(const SamplingParams& params) {
+  const auto bad = find_invalid_sampling_param(params);
+  if (!bad) return;
+  std::string option = bad->field;
+  std::replace(option.begin(), option.end(), '_', '-');
+  fail("--{} {}: {}", option, bad->value, bad->requirement);
+}
+
 std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine) {
   std::vector<Prompt> prompts;
-  for (const auto& text : a.prompts) {
-    if (!engine.tokenizer()) fail("--prompt needs a tokenizer, and the model directory has none; use --prompt-ids");
-    prompts.push_back({engine.tokenizer()->encode_prompt(text), text});
+  for (const po::option& option : a.ordered) {
+    for (const std::string& value : option.value) {
+      if (option.string_key == "prompt") {
+        if (!engine.tokenizer()) fail("--prompt needs a tokenizer, and the model directory has none; use --prompt-ids");
+        prompts.push_back({engine.tokenizer()->encode_prompt(value), value});
+      } else if (option.string_key == "prompt-ids") {
+        prompts.push_back({parse_id_list(value, "--prompt-ids"), ""});
+      }
+    }
   }
-  for (const auto& list : a.prompt_ids) prompts.push_back({parse_id_list(list, "--prompt-ids"), ""});
   if (prompts.empty()) fail("give at least one --prompt TEXT or --prompt-ids 1,2,3");
   return prompts;
 }
@@ -107,22 +123,23 @@ int run_generate(const std::vector<std::string>& args) {
       ("top-k", po::value<int64_t>(), "keep the k most likely tokens (0 = off)")
       ("top-p", po::value<double>(), "nucleus sampling mass (1 = off)")
       ("min-p", po::value<double>(), "drop tokens below min_p x the top probability (0 = off)")
-      ("seed", po::value<uint64_t>(), "sampling seed (same seed, same output)")
+      ("seed", po::value<std::string>(), "sampling seed, 0 to 2^64-1 (same seed, same output)")
       ("ignore-eos", po::bool_switch(&a.ignore_eos), "keep generating past end-of-sequence tokens")
       ("json", po::bool_switch(&a.json), "one JSON object per prompt per line");
   po::variables_map vm;
-  if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...")) return 0;
+  if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...", &a.ordered))
+    return 0;
   if (vm.count("max-new-tokens")) a.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
   if (vm.count("temperature")) a.temperature = vm["temperature"].as<double>();
   if (vm.count("top-k")) a.top_k = vm["top-k"].as<int64_t>();
   if (vm.count("top-p")) a.top_p = vm["top-p"].as<double>();
   if (vm.count("min-p")) a.min_p = vm["min-p"].as<double>();
-  if (vm.count("seed")) a.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("seed")) a.seed = parse_uint64(vm["seed"].as<std::string>(), "--seed");
 
   EngineConfig config = resolve_engine_config(a.source);
-  auto engine = Engine::from_config(config);
   const SamplingParams params = sampling_from(a, config.generation);
-  if (std::string bad = validate_sampling_params(params); !bad.empty()) fail("invalid sampling option: {}", bad);
+  check_cli_sampling(params);
+  auto engine = Engine::from_config(config);
   const std::vector<Prompt> prompts = collect_prompts(a, *engine);
 
   std::vector<int64_t> ids;

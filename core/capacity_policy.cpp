@@ -24,7 +24,7 @@ class GuaranteedNoEvict final : public CapacityPolicy {
   std::string name() const override { return "guaranteed_no_evict"; }
   bool allows_preemption() const override { return false; }
 
-  bool can_admit(const Sequence& candidate, int64_t, const std::vector<Sequence*>& running,
+  bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
                  const KVCacheManager& kv) const override {
     // Pages already promised to running sequences but not yet allocated stay untouchable.
     int64_t promised = 0;
@@ -42,12 +42,13 @@ class MaxUtilization final : public CapacityPolicy {
   std::string name() const override { return "max_utilization"; }
   bool allows_preemption() const override { return true; }
 
-  bool can_admit(const Sequence& candidate, int64_t chunk_tokens, const std::vector<Sequence*>& running,
+  bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
                  const KVCacheManager& kv) const override {
     // Keep one page per running sequence in hand so admission does not immediately force the
     // running ones to preempt each other on their next decode token.
     const int64_t watermark = static_cast<int64_t>(running.size());
-    return kv.num_free_pages() - watermark >= kv.pages_for_tokens(candidate.num_computed + chunk_tokens);
+    const int64_t unreserved = candidate.total_len() - kv.length(candidate.kv);
+    return kv.num_free_pages() - watermark >= kv.pages_needed_to_append(candidate.kv, unreserved + 1);
   }
 };
 

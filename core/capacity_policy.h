@@ -3,8 +3,11 @@
 // whether running sequences may be preempted when pages run out. Each policy is a small class.
 //  - guaranteed_no_evict: reserves every admitted sequence's worst case (prompt +
 //    max_new_tokens, capped by max_seq_len) so a running sequence never waits for a page.
-//  - max_utilization: admits when the next prefill chunk fits; when pages run out, the most
-//    recently admitted sequence is preempted and later recomputed.
+//  - max_utilization: admits when the sequence's whole known length (prompt + output so far, the
+//    KV it reserves at admission) and its next token fit beside one spare page per running
+//    sequence; when pages run out, the most recently admitted sequence is preempted and later
+//    recomputed. Requiring the whole length (not just a first chunk) is what stops a preempted
+//    sequence from being readmitted into a cache it cannot fit and preempted again at once.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,8 +22,9 @@ class CapacityPolicy {
  public:
   virtual ~CapacityPolicy() = default;
   virtual std::string name() const = 0;
-  // May `candidate` be admitted now, with a first chunk of `chunk_tokens`, alongside `running`?
-  virtual bool can_admit(const Sequence& candidate, int64_t chunk_tokens, const std::vector<Sequence*>& running,
+  // May `candidate` be admitted now alongside `running`? Its KV handle exists (holding any
+  // prefix-cache pages); admission reserves slots for its whole known length.
+  virtual bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
                          const KVCacheManager& kv) const = 0;
   virtual bool allows_preemption() const = 0;
 };

@@ -131,6 +131,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("max_num_tokens", c.engine.max_num_tokens);
     r.read("max_seq_len", c.engine.max_seq_len);
     r.read("num_threads", c.engine.num_threads);
+    r.read("check_kv_integrity", c.engine.check_kv_integrity);
     r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "kv_cache", source)) {
@@ -203,13 +204,28 @@ EngineConfig load_config(const std::string& path) {
   return parse_config(text.str(), path, std::filesystem::path(path).parent_path().string());
 }
 
+std::string check_backend_name(const std::string& backend) {
+  return backend == "cpu" || backend == "cuda" ? "" : "must be \"cpu\" or \"cuda\"";
+}
+
+SamplingParams sampling_params_from(const GenerationSection& generation) {
+  SamplingParams p;
+  p.max_new_tokens = generation.max_new_tokens;
+  p.temperature = generation.temperature;
+  p.top_k = generation.top_k;
+  p.top_p = generation.top_p;
+  p.min_p = generation.min_p;
+  if (generation.seed != 0) p.seed = generation.seed;
+  return p;
+}
+
 void validate_config(const EngineConfig& c) {
   const std::string& src = c.source.empty() ? std::string("config") : c.source;
   auto positive = [&](const char* key, int64_t v) {
     if (v < 1) fail("{}: {} = {} must be >= 1", src, key, v);
   };
-  if (c.engine.backend != "cpu" && c.engine.backend != "cuda")
-    fail("{}: engine.backend = \"{}\" is not a backend (expected \"cpu\" or \"cuda\")", src, c.engine.backend);
+  if (std::string bad = check_backend_name(c.engine.backend); !bad.empty())
+    fail("{}: engine.backend = \"{}\": {}", src, c.engine.backend, bad);
   positive("engine.max_batch_size", c.engine.max_batch_size);
   positive("engine.max_num_tokens", c.engine.max_num_tokens);
   if (c.engine.max_seq_len < 0) fail("{}: engine.max_seq_len = {} must be >= 0 (0: the model's)", src, c.engine.max_seq_len);
@@ -222,7 +238,8 @@ void validate_config(const EngineConfig& c) {
     fail("{}: kv_cache.dtype = \"{}\" (expected auto, float32, float16 or bfloat16)", src, c.kv_cache.dtype);
   if (c.scheduler.policy != "guaranteed_no_evict" && c.scheduler.policy != "max_utilization")
     fail("{}: scheduler.policy = \"{}\" (expected guaranteed_no_evict or max_utilization)", src, c.scheduler.policy);
-  positive("generation.max_new_tokens", c.generation.max_new_tokens);
+  if (const auto bad = find_invalid_sampling_param(sampling_params_from(c.generation)))
+    fail("{}: generation.{} = {}: {}", src, bad->field, bad->value, bad->requirement);
   if (c.speculative.max_draft_tokens < 0)
     fail("{}: speculative.max_draft_tokens = {} must be >= 0", src, c.speculative.max_draft_tokens);
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sampling_params.h"
+
 namespace drift {
 
 struct ModelSection {
@@ -19,6 +21,7 @@ struct EngineSection {
   int64_t max_num_tokens = 512;      // per-step token budget (decode + prefill chunks)
   int64_t max_seq_len = 0;           // 0: the model's max_position_embeddings
   int64_t num_threads = 0;           // CPU backend worker threads; 0: hardware concurrency
+  bool check_kv_integrity = false;   // verify the KV cache's invariants after every step (tests, debugging)
 };
 
 struct KVCacheSection {
@@ -68,7 +71,16 @@ struct EngineConfig {
 EngineConfig load_config(const std::string& path);
 EngineConfig parse_config(const std::string& toml_text, const std::string& source_name,
                           const std::string& base_dir);
-// Checks cross-field rules (positive sizes, known backend/policy names). Throws DriftError.
+// Checks cross-field rules (positive sizes, known backend/policy names, sampling values in
+// range). Throws DriftError naming the file, the key and the value.
 void validate_config(const EngineConfig& config);
+
+// "" when `backend` names a backend, else the requirement it breaks; callers name where the value
+// came from (engine.backend in a file, --backend on the command line).
+std::string check_backend_name(const std::string& backend);
+
+// The sampling parameters a request gets from [generation] when it does not say otherwise (seed 0:
+// unset, so the engine picks a fresh one).
+SamplingParams sampling_params_from(const GenerationSection& generation);
 
 }  // namespace drift

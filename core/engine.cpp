@@ -243,6 +243,7 @@ std::vector<RequestOutput> Engine::step() {
   for (Sequence* seq : scheduled.rejected)
     finish(*seq, FinishReason::Error, fmt::format("request {}: can never fit in the KV cache", seq->id));
   metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
+  for (const Sequence* seq : scheduled.preempted) metrics_.decode_preemptions += seq->output.empty() ? 0 : 1;
   if (!scheduled.chunks.empty()) {
     if (plugins_) plugins_->before_forward(metrics_.steps, decoding_sequences(scheduled));
     const auto start = Clock::now();

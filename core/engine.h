@@ -39,7 +39,7 @@ struct EngineOptions {
   int64_t num_pages = 0;
   int64_t block_size = 16;
   std::vector<int32_t> eos_ids;
-  bool check_kv_integrity = false;   // verify KV invariants after every step (tests)
+  bool check_kv_integrity = false;   // verify KV invariants after every step ([engine] check_kv_integrity)
 };
 
 struct EngineMetrics {
@@ -47,6 +47,7 @@ struct EngineMetrics {
   int64_t prefill_tokens = 0;
   int64_t decode_tokens = 0;
   int64_t preemptions = 0;
+  int64_t decode_preemptions = 0;  // of requests that had generated tokens already (mid-decode)
   double forward_seconds = 0.0;
 };
 

@@ -31,15 +31,20 @@ int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
 std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   validate_config(config);
   const std::string& dir = config.model.path;
-  if (dir.empty()) fail("{}: [model] path is not set", config.source.empty() ? "config" : config.source);
-  if (!std::filesystem::is_directory(dir)) fail("model directory '{}' does not exist", dir);
+  const std::string& source = config.source.empty() ? std::string("config") : config.source;
+  if (dir.empty()) fail("{}: [model] path is not set", source);
+  if (!std::filesystem::is_directory(dir)) fail("{}: model.path = \"{}\": the model directory does not exist", source, dir);
   ModelConfig model = load_model_config(dir);
+  // Positions past the model's range have no trained rotary embedding; a silent cut would hide the
+  // config's intent, so an explicit larger value is an error.
+  if (config.engine.max_seq_len > model.max_position_embeddings)
+    fail("{}: engine.max_seq_len = {} exceeds the model's max_position_embeddings = {} ({}/config.json)", source,
+         config.engine.max_seq_len, model.max_position_embeddings, dir);
   if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto backend = create_backend(config.engine.backend);
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
-    fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")",
-         config.source.empty() ? "config" : config.source, config.kv_cache.dtype, backend->name(),
-         dtype_name(backend->compute_dtype()));
+    fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")", source,
+         config.kv_cache.dtype, backend->name(), dtype_name(backend->compute_dtype()));
   const KVLayout layout = ModelLayout{model}.kv_layout(config.kv_cache.block_size, backend->compute_dtype());
 
   EngineOptions options;
@@ -48,6 +53,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
+  options.check_kv_integrity = config.engine.check_kv_integrity;
   options.limits.max_seq_len = config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
 
   spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {})", architecture_name(model.arch), dir,

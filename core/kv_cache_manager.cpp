@@ -1,10 +1,10 @@
 #include "core/kv_cache_manager.h"
 
 #include <limits>
-#include <map>
 #include <utility>
 
 #include "core/error.h"
+#include "core/kv_cache_manager_state.h"
 
 // Allocation order: the free list is a LIFO stack. A fresh pool hands out page ids in ascending
 // order (0, 1, 2, ...); afterwards the most recently freed page is reused first. Deterministic,
@@ -14,100 +14,6 @@
 // after free() is reported as unknown instead of silently aliasing a newer sequence.
 
 namespace drift {
-
-struct KVCacheManager::SeqState {
-  std::vector<PageId> pages;  // block table: page of token positions [i*bs, (i+1)*bs)
-  int64_t length = 0;         // tokens; pages.size() == pages_for_tokens(length) always
-};
-
-struct KVCacheManager::Impl {
-  int64_t num_pages = 0;
-  int64_t block_size = 0;
-  std::vector<int32_t> refs;      // total references: block-table entries + external retains
-  std::vector<int32_t> retains;   // the external (retain_page) part of refs
-  std::vector<PageId> free_list;  // stack of pages with refs == 0; back() is allocated next
-  std::map<SeqHandle, SeqState> seqs;  // ordered so integrity errors name the same seq each run
-  SeqHandle next_handle = 0;
-  PageCopier copier;
-
-  // Rounded-up division written so that no count near INT64_MAX can overflow.
-  int64_t pages_for_tokens(int64_t tokens) const {
-    return tokens / block_size + (tokens % block_size != 0 ? 1 : 0);
-  }
-
-  SeqState& seq(SeqHandle handle, const char* op) {
-    auto it = seqs.find(handle);
-    if (it == seqs.end()) fail("KVCacheManager::{}: unknown sequence handle {}", op, handle);
-    return it->second;
-  }
-  const SeqState& seq(SeqHandle handle, const char* op) const {
-    return const_cast<Impl*>(this)->seq(handle, op);
-  }
-
-  void check_page_id(PageId page, const char* op) const {
-    if (page < 0 || page >= num_pages)
-      fail("KVCacheManager::{}: page id {} out of range [0, {})", op, page, num_pages);
-  }
-
-  void check_position(const SeqState& s, SeqHandle handle, int64_t pos, const char* op) const {
-    if (pos < 0 || pos >= s.length)
-      fail("KVCacheManager::{}: position {} out of range for sequence {} of length {}", op, pos,
-           handle, s.length);
-  }
-
-  SeqHandle new_handle() {
-    if (next_handle == std::numeric_limits<SeqHandle>::max())
-      fail("KVCacheManager: sequence handles exhausted");
-    return next_handle++;
-  }
-
-  void incref(PageId page) {
-    DRIFT_CHECK(refs[page] > 0, "incref of free page {}", page);
-    DRIFT_CHECK(refs[page] < std::numeric_limits<int32_t>::max(), "ref count of page {} overflows",
-                page);
-    ++refs[page];
-  }
-
-  void decref(PageId page) {
-    DRIFT_CHECK(refs[page] > 0, "decref of free page {}", page);
-    if (--refs[page] == 0) free_list.push_back(page);
-  }
-
-  PageId allocate() {
-    DRIFT_CHECK(!free_list.empty(), "allocate with an empty free list");
-    PageId page = free_list.back();
-    free_list.pop_back();
-    refs[page] = 1;
-    return page;
-  }
-
-  // Copy-on-write of block-table entry `index`. The copier runs before any bookkeeping changes,
-  // so a copier that throws leaves the manager exactly as it was. Caller ensures a free page.
-  void copy_on_write(SeqState& s, size_t index) {
-    PageId src = s.pages[index];
-    PageId dst = free_list.back();
-    if (copier) copier(src, dst);
-    allocate();
-    decref(src);
-    s.pages[index] = dst;
-  }
-
-  bool last_page_needs_copy(const SeqState& s) const {
-    return s.length % block_size != 0 && refs[s.pages.back()] > 1;
-  }
-
-  // Computed from the slack in the last page so that no `length + n` can overflow.
-  int64_t pages_needed(const SeqState& s, int64_t n) const {
-    if (n == 0) return 0;
-    int64_t slack = static_cast<int64_t>(s.pages.size()) * block_size - s.length;
-    int64_t grow = n <= slack ? 0 : pages_for_tokens(n - slack);
-    return grow + (last_page_needs_copy(s) ? 1 : 0);
-  }
-
-  void check_sequence(SeqHandle handle, const SeqState& s, std::vector<int64_t>& occurrences,
-                      std::vector<SeqHandle>& seen_in) const;
-  void check_free_list() const;
-};
 
 KVCacheManager::KVCacheManager(int64_t num_pages, int64_t block_size)
     : impl_(std::make_shared<Impl>()) {

@@ -74,6 +74,7 @@ class KVCacheManager {
   void check_integrity() const;
 
  private:
+  friend class KVCacheManagerTestPeer;  // tests: corrupts the state to prove check_integrity fails
   struct SeqState;
   struct Impl;
   std::shared_ptr<Impl> impl_;

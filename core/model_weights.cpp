@@ -1,5 +1,6 @@
 #include "core/model_weights.h"
 
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -13,8 +14,8 @@
 namespace drift {
 namespace {
 
-// Reads tensors by name, checking shapes, and remembers which names were used so unused
-// checkpoint tensors can be reported.
+// Reads tensors by name, checking shapes, and remembers which names were used so that tensors
+// the model would not consume can be refused (see check_unused).
 class TensorReader {
  public:
   explicit TensorReader(const SafetensorsCheckpoint& ckpt) : ckpt_(ckpt) {}
@@ -27,15 +28,41 @@ class TensorReader {
     used_.insert(name);
     return to_f32(info);
   }
-  Tensor read_optional(const std::string& name, const std::vector<int64_t>& shape) {
-    return ckpt_.contains(name) ? read(name, shape) : Tensor();
-  }
-  void report_unused() const {
-    for (const auto& name : ckpt_.names())
-      if (!used_.count(name)) spdlog::warn("checkpoint tensor '{}' is not used by the model", name);
+
+  // A tensor left over means the checkpoint and config.json disagree (a bias the config turns off,
+  // a layer beyond num_hidden_layers): running without it would silently compute another model.
+  // Only known-harmless extras are let through, with a warning.
+  void check_unused(const ModelConfig& config) const {
+    for (const auto& name : ckpt_.names()) {
+      if (used_.count(name)) continue;
+      const std::string& file = ckpt_.get(name).file;
+      if (std::string why = harmless_extra(name, config); !why.empty()) {
+        spdlog::warn("checkpoint tensor '{}' in {} is ignored: {}", name, file, why);
+        continue;
+      }
+      fail("tensor '{}' in {} is not used by the {} model config.json describes ({}): the checkpoint and its "
+           "config.json disagree",
+           name, file, architecture_name(config.arch), unused_reason(name, config));
+    }
   }
 
  private:
+  static std::string harmless_extra(const std::string& name, const ModelConfig& c) {
+    if (name.ends_with("rotary_emb.inv_freq")) return "rotary frequencies are computed from config.json";
+    if (name == "lm_head.weight" && c.tie_word_embeddings)
+      return "tie_word_embeddings = true, the head is model.embed_tokens.weight";
+    return "";
+  }
+  static std::string unused_reason(const std::string& name, const ModelConfig& c) {
+    int layer = -1;
+    if (std::sscanf(name.c_str(), "model.layers.%d.", &layer) == 1 && layer >= c.num_layers)
+      return fmt::format("num_hidden_layers = {}", c.num_layers);
+    if (name.find(".self_attn.") != std::string::npos && name.ends_with("_proj.bias"))
+      return c.attention_bias ? fmt::format("{} has no o_proj bias", architecture_name(c.arch)) : "attention_bias = false";
+    if (name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight")) return "only qwen3 has q/k norms";
+    return "no such tensor in this architecture";
+  }
+
   const SafetensorsCheckpoint& ckpt_;
   std::set<std::string> used_;
 };
@@ -90,13 +117,9 @@ ModelWeights load_model_weights(const std::string& dir, const ModelConfig& confi
   w.embed = backend.upload(reader.read("model.embed_tokens.weight", {config.vocab_size, config.hidden_size}));
   for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, backend));
   w.final_norm = backend.upload(reader.read("model.norm.weight", {config.hidden_size}));
-  if (config.tie_word_embeddings) {
-    w.lm_head = w.embed;
-    reader.read_optional("lm_head.weight", {config.vocab_size, config.hidden_size});  // tied copy, unused
-  } else {
-    w.lm_head = backend.upload(reader.read("lm_head.weight", {config.vocab_size, config.hidden_size}));
-  }
-  reader.report_unused();
+  w.lm_head = config.tie_word_embeddings ? w.embed
+                                         : backend.upload(reader.read("lm_head.weight", {config.vocab_size, config.hidden_size}));
+  reader.check_unused(config);
   return w;
 }
 

@@ -31,8 +31,11 @@ struct ModelWeights {
   Tensor lm_head;      // [vocab, hidden] (the embedding when tied)
 };
 
-// Loads `<dir>`'s safetensors into `backend`. Throws DriftError naming the tensor, the file and
-// the expected vs found shape for anything missing or mis-shaped.
+// Loads `<dir>`'s safetensors into `backend`. Throws DriftError naming the tensor and the file
+// for anything missing, mis-shaped (with expected vs found shape) or left over that config.json
+// says the model does not have (e.g. q_proj.bias with attention_bias = false, a layer beyond
+// num_hidden_layers). Harmless extras (rotary_emb.inv_freq; lm_head.weight with tied embeddings)
+// are logged as warnings.
 ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend);
 
 }  // namespace drift

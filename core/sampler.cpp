@@ -9,16 +9,6 @@
 
 namespace drift {
 
-std::string validate_sampling_params(const SamplingParams& p) {
-  if (!(p.temperature >= 0.0) || !std::isfinite(p.temperature))
-    return fmt::format("temperature = {}: must be a finite number >= 0", p.temperature);
-  if (p.top_k < 0) return fmt::format("top_k = {}: must be >= 0 (0 disables)", p.top_k);
-  if (!(p.top_p > 0.0 && p.top_p <= 1.0)) return fmt::format("top_p = {}: must be in (0, 1]", p.top_p);
-  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) return fmt::format("min_p = {}: must be in [0, 1]", p.min_p);
-  if (p.max_new_tokens < 1) return fmt::format("max_new_tokens = {}: must be >= 1", p.max_new_tokens);
-  return "";
-}
-
 int32_t argmax(const float* logits, int64_t vocab) {
   return static_cast<int32_t>(std::max_element(logits, logits + vocab) - logits);
 }

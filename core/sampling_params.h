@@ -18,8 +18,17 @@ struct SamplingParams {
   bool ignore_eos = false;
 };
 
+// The first out-of-range field, described so that each caller can name it the way its user wrote
+// it: a request field, a config key (generation.top_p) or a CLI option (--top-p).
+struct InvalidSamplingParam {
+  std::string field;        // "temperature", "top_k", "top_p", "min_p", "max_new_tokens"
+  std::string value;        // the value, formatted
+  std::string requirement;  // e.g. "must be in (0, 1]"
+};
+std::optional<InvalidSamplingParam> find_invalid_sampling_param(const SamplingParams& params);
+
 // Empty when valid, else a message naming the field and value (e.g. "temperature = -1: must be
-// >= 0").
+// a finite number >= 0").
 std::string validate_sampling_params(const SamplingParams& params);
 
 }  // namespace drift

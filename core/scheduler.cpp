@@ -61,7 +61,10 @@ Sequence* Scheduler::pick_victim(const Sequence* requester, const SchedulerOutpu
   return const_cast<Sequence*>(requester);
 }
 
-bool Scheduler::reserve_or_preempt(Sequence* seq, int64_t n, SchedulerOutput& out) {
+// Grows `seq`'s KV to hold positions [0, upto), preempting others (or `seq` itself) when pages
+// run out. False when `seq` was preempted.
+bool Scheduler::reserve_or_preempt(Sequence* seq, int64_t upto, SchedulerOutput& out) {
+  const int64_t n = std::max<int64_t>(0, upto - kv_.length(seq->kv));
   while (!kv_.append(seq->kv, n)) {
     // Cached pages go before running work does.
     if (observer_->reclaim(kv_.pages_needed_to_append(seq->kv, n) - kv_.num_free_pages()) > 0) continue;
@@ -77,30 +80,33 @@ bool Scheduler::schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput
   const int64_t remaining = seq->total_len() - seq->num_computed;
   const int64_t n = std::min(remaining, budget);
   if (n <= 0) return false;
-  if (!reserve_or_preempt(seq, n, out)) return false;
+  if (!reserve_or_preempt(seq, seq->num_computed + n, out)) return false;
   out.chunks.push_back({seq, seq->num_computed, n, seq->num_computed + n == seq->total_len()});
   budget -= n;
   return true;
 }
 
 // Admits `seq` with a first chunk: prefix pages from the cache managers first, then slots for
-// the rest of the chunk. False (nothing changed) when the policy or the free pages say no.
+// the rest of its known length. False (nothing changed) when the policy or the free pages say no.
 bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
   seq->kv = kv_.create_sequence();
   seq->num_computed = observer_->match_prefix(*seq);
-  const int64_t chunk = std::min(seq->total_len() - seq->num_computed, budget);
-  auto fits = [&] { return policy_->can_admit(*seq, chunk, running_, kv_) && kv_.pages_needed_to_append(seq->kv, chunk) <= kv_.num_free_pages(); };
+  const int64_t unreserved = seq->total_len() - kv_.length(seq->kv);
+  auto fits = [&] {
+    return policy_->can_admit(*seq, running_, kv_) && kv_.pages_needed_to_append(seq->kv, unreserved) <= kv_.num_free_pages();
+  };
   if (!fits()) {
-    observer_->reclaim(std::max<int64_t>(1, kv_.pages_needed_to_append(seq->kv, chunk) - kv_.num_free_pages()));
-    if (!fits() || !kv_.append(seq->kv, chunk)) {
+    observer_->reclaim(std::max<int64_t>(1, kv_.pages_needed_to_append(seq->kv, unreserved) - kv_.num_free_pages()));
+    if (!fits() || !kv_.append(seq->kv, unreserved)) {
       kv_.free(seq->kv);
       seq->kv = -1;
       seq->num_computed = 0;
       return false;
     }
   } else {
-    DRIFT_CHECK(kv_.append(seq->kv, chunk), "sequence {}: {} free pages vanished", seq->id, kv_.num_free_pages());
+    DRIFT_CHECK(kv_.append(seq->kv, unreserved), "sequence {}: {} free pages vanished", seq->id, kv_.num_free_pages());
   }
+  const int64_t chunk = std::min(seq->total_len() - seq->num_computed, budget);
   seq->status = SequenceStatus::Running;
   running_.push_back(seq);
   out.chunks.push_back({seq, seq->num_computed, chunk, seq->num_computed + chunk == seq->total_len()});

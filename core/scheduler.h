@@ -5,9 +5,10 @@
 //  3. waiting sequences in arrival order (FIFO; a sequence that cannot be admitted blocks the
 //     ones behind it, so nobody starves), while the capacity policy allows and the batch has
 //     room.
-// KV slots for the scheduled tokens are reserved in the KVCacheManager. When pages run out and
-// the policy allows it, the most recently admitted sequence is preempted: its pages are freed
-// and it returns to the waiting queue to be recomputed later. A sequence that could never fit
+// Admission reserves KV slots for a sequence's whole known length (prompt + output so far), so its
+// later prefill chunks never wait for pages; each decode token reserves one more slot. When pages
+// run out and the policy allows it, the most recently admitted sequence is preempted: its pages
+// are freed and it returns to the waiting queue to be recomputed later. A sequence that could never fit
 // (its worst case exceeds the whole pool) is rejected instead of blocking the queue.
 #include <cstdint>
 #include <deque>
@@ -72,7 +73,7 @@ class Scheduler {
 
  private:
   bool schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput& out);
-  bool reserve_or_preempt(Sequence* seq, int64_t n, SchedulerOutput& out);
+  bool reserve_or_preempt(Sequence* seq, int64_t upto, SchedulerOutput& out);
   Sequence* pick_victim(const Sequence* requester, const SchedulerOutput& out) const;
   void preempt(Sequence* seq, SchedulerOutput& out);
   void admit_waiting(int64_t& budget, SchedulerOutput& out);

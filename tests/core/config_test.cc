@@ -32,11 +32,15 @@ TEST(ConfigTest, EveryShippedConfigLoadsAndRuns) {
         << "model path " << config.model.path << " missing (shared data folder beside the checkout?)";
     if (!config.plugins.empty()) continue;  // plugin configs are exercised by the plugin suites
     auto engine = Engine::from_config(config);
-    SamplingParams p;
+    SamplingParams p = sampling_params_from(config.generation);  // what `drift generate` sends
     p.max_new_tokens = 4;
+    p.ignore_eos = true;
     const int64_t id = engine->add_request({1, 2, 3}, p);
     while (engine->has_unfinished()) engine->step();
-    EXPECT_EQ(engine->request(id).output.size(), 4u);
+    EXPECT_EQ(engine->request(id).output.size(), 4u) << engine->request(id).error;
+    if (config.generation.seed != 0) {
+      EXPECT_EQ(engine->request(id).seed, config.generation.seed);
+    }
     ++loaded;
   }
   EXPECT_GE(loaded, 1);
@@ -52,6 +56,7 @@ backend = "cpu"
 max_batch_size = 3
 max_num_tokens = 77
 max_seq_len = 300
+check_kv_integrity = true
 [kv_cache]
 block_size = 8
 num_pages = 12
@@ -66,6 +71,8 @@ seed = 9
   EXPECT_EQ(c.model.path, "/etc/drift/models/x");
   EXPECT_EQ(c.engine.max_batch_size, 3);
   EXPECT_EQ(c.engine.max_num_tokens, 77);
+  EXPECT_TRUE(c.engine.check_kv_integrity);
+  EXPECT_FALSE(EngineConfig{}.engine.check_kv_integrity) << "integrity checks are opt-in";
   EXPECT_EQ(c.kv_cache.num_pages, 12);
   EXPECT_EQ(c.scheduler.policy, "max_utilization");
   EXPECT_DOUBLE_EQ(c.generation.temperature, 1.0);
@@ -80,14 +87,77 @@ TEST(ConfigTest, ErrorsNameKeyValueAndFile) {
             std::string::npos);
   EXPECT_NE(error_of("schema_version = 2\n").find("schema_version = 2 is not supported"), std::string::npos);
   EXPECT_NE(error_of("[model]\npath = \"x\"\n").find("schema_version = (missing)"), std::string::npos);
-  EXPECT_NE(error_of("schema_version = 1\n[engine]\nbackend = \"tpu\"\n").find("engine.backend = \"tpu\""),
-            std::string::npos);
+  EXPECT_EQ(error_of("schema_version = 1\n[engine]\nbackend = \"tpu\"\n"),
+            "bad.toml: engine.backend = \"tpu\": must be \"cpu\" or \"cuda\"");
   EXPECT_NE(error_of("schema_version = 1\n[scheduler]\npolicy = \"fast\"\n").find("scheduler.policy = \"fast\""),
             std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\n[kv_cache]\nblock_size = 0\n").find("kv_cache.block_size = 0 must be >= 1"),
             std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\n[engine\n").find("bad.toml: TOML syntax error at line 2"), std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\nengine = 3\n").find("'engine' must be a table"), std::string::npos);
+}
+
+TEST(ConfigTest, GenerationValuesAreCheckedAtLoadNamingFileKeyAndValue) {
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntemperature = -1.0\n"),
+            "bad.toml: generation.temperature = -1: must be a finite number >= 0");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_p = 1.5\n"), "bad.toml: generation.top_p = 1.5: must be in (0, 1]");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\nmin_p = -0.25\n"),
+            "bad.toml: generation.min_p = -0.25: must be in [0, 1]");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_k = -3\n"),
+            "bad.toml: generation.top_k = -3: must be >= 0 (0 disables)");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\nmax_new_tokens = 0\n"),
+            "bad.toml: generation.max_new_tokens = 0: must be >= 1");
+  EXPECT_NE(error_of("schema_version = 1\n[generation]\nseed = -1\n").find("key 'generation.seed' has the wrong type"),
+            std::string::npos);
+}
+
+TEST(ConfigTest, RequestDefaultsComeFromTheGenerationTable) {
+  GenerationSection g;
+  g.max_new_tokens = 7;
+  g.temperature = 0.5;
+  g.top_k = 3;
+  g.top_p = 0.8;
+  g.min_p = 0.1;
+  SamplingParams p = sampling_params_from(g);
+  EXPECT_EQ(p.max_new_tokens, 7);
+  EXPECT_EQ(p.temperature, 0.5);
+  EXPECT_EQ(p.top_k, 3);
+  EXPECT_EQ(p.top_p, 0.8);
+  EXPECT_EQ(p.min_p, 0.1);
+  EXPECT_FALSE(p.seed.has_value()) << "seed 0 means a fresh seed per request";
+  g.seed = 42;
+  EXPECT_EQ(sampling_params_from(g).seed, 42u);
+}
+
+TEST(ConfigTest, MissingModelDirectoryNamesTheFileAndKey) {
+  const std::string dir = test::make_temp_dir("drift-config");
+  std::ofstream(dir + "/m.toml") << "schema_version = 1\n[model]\npath = \"no-such-model\"\n";
+  try {
+    Engine::from_config(load_config(dir + "/m.toml"));
+    FAIL() << "a missing model directory was accepted";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              dir + "/m.toml: model.path = \"" + dir + "/no-such-model\": the model directory does not exist");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigTest, MaxSeqLenDefaultsToTheModelsAndMayNotExceedIt) {
+  EngineConfig c;
+  c.source = "len.toml";
+  c.model.path = test::test_data_path("golden/llama-tiny");  // max_position_embeddings 4096
+  c.kv_cache.num_pages = 4;
+  EXPECT_EQ(Engine::from_config(c)->options().limits.max_seq_len, 4096) << "0 = the model's";
+  c.engine.max_seq_len = 4096;
+  EXPECT_EQ(Engine::from_config(c)->options().limits.max_seq_len, 4096);
+  c.engine.max_seq_len = 4097;
+  try {
+    Engine::from_config(c);
+    FAIL() << "max_seq_len above max_position_embeddings accepted";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()), "len.toml: engine.max_seq_len = 4097 exceeds the model's max_position_embeddings = "
+                                     "4096 (" + c.model.path + "/config.json)");
+  }
 }
 
 TEST(ConfigTest, PluginEntriesCarryTheirOwnSettingsTable) {

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/model_layout.h"
+#include "core/rope_frequencies.h"
 #include "core/safetensors.h"
 #include "support/test_data.h"
 
@@ -136,6 +137,11 @@ TEST(ModelConfigRope, LegacyAndRopeParametersConventionsAgree) {
   ModelConfig legacy = parse_model_config(kLlama3Legacy, "legacy.json");
   ModelConfig modern = parse_model_config(kLlama3RopeParameters, "modern.json");
   expect_same_rope(legacy.rope, modern.rope);
+  // And therefore the same rotary frequencies, bit for bit.
+  const RopeFrequencies legacy_freq = compute_rope_frequencies(legacy.rope, legacy.head_dim);
+  EXPECT_EQ(legacy_freq.inv_freq, compute_rope_frequencies(modern.rope, modern.head_dim).inv_freq);
+  EXPECT_NE(legacy_freq.inv_freq, compute_rope_frequencies(RopeConfig{.theta = 500000.0}, legacy.head_dim).inv_freq)
+      << "llama3 scaling changed nothing";
   EXPECT_EQ(legacy.rope.type, RopeType::Llama3);
   EXPECT_EQ(legacy.rope.theta, 500000.0);
   EXPECT_EQ(legacy.rope.factor, 8.0);

@@ -35,14 +35,23 @@ struct Harness {
     prompts[id] = prompt;
     return id;
   }
-  // Steps to completion; records the step at which each request produced its first token.
+  // Steps to completion; records the step at which each request produced its first token and
+  // how many output tokens it had each time it was preempted.
   void run(int64_t max_steps = 100000) {
     for (int64_t s = 0; engine->has_unfinished() && s < max_steps; ++s) {
       for (const auto& out : engine->step())
         if (!out.new_tokens.empty() && !first_token_step.count(out.id)) first_token_step[out.id] = s;
       running_history.push_back(static_cast<int64_t>(engine->scheduler().running().size()));
+      record_preemptions();
     }
     ASSERT_FALSE(engine->has_unfinished()) << "did not finish within " << max_steps << " steps";
+  }
+  void record_preemptions() {
+    for (const auto& [id, prompt] : prompts) {
+      const Sequence& s = engine->request(id);
+      auto& at = preempted_at_output[id];
+      if (static_cast<int64_t>(at.size()) < s.stats.preemptions) at.push_back(s.output.size());
+    }
   }
   void expect_reference_outputs() {
     for (const auto& [id, prompt] : prompts) {
@@ -57,6 +66,7 @@ struct Harness {
   std::map<int64_t, std::vector<int32_t>> prompts;
   std::map<int64_t, int64_t> first_token_step;
   std::vector<int64_t> running_history;
+  std::map<int64_t, std::vector<size_t>> preempted_at_output;
 };
 
 TEST(SchedulerTest, GuaranteedNoEvictAdmitsOnlyWhatFitsAndNeverPreempts) {
@@ -82,6 +92,37 @@ TEST(SchedulerTest, MaxUtilizationPreemptsAndRecomputesExactly) {
   for (const auto& [id, p] : h.prompts) recomputed += h.engine->request(id).stats.recomputed_tokens;
   EXPECT_GT(recomputed, 0);
   EXPECT_EQ(h.engine->kv().num_free_pages(), 12);
+}
+
+// Every preemption of a request must come after it produced new tokens since the previous one:
+// a request readmitted into a cache it cannot fit, only to be preempted again at the same output,
+// is thrashing (recompute with no progress).
+void expect_progress_between_preemptions(const Harness& h) {
+  for (const auto& [id, at] : h.preempted_at_output)
+    for (size_t k = 1; k < at.size(); ++k)
+      EXPECT_GT(at[k], at[k - 1]) << "request " << id << " preempted again at " << at[k] << " output tokens";
+}
+
+TEST(SchedulerTest, MaxUtilizationDoesNotThrash) {
+  struct Scenario {
+    int64_t pages, block, budget;
+    std::vector<std::pair<int64_t, int64_t>> requests;  // prompt length, new tokens
+  };
+  // The first is the shape of stories260K's golden cases in a cache that holds one of them: with
+  // readmission on a first chunk, request 1 was preempted 26 times at the same 124 tokens.
+  const std::vector<Scenario> scenarios = {{16, 16, 64, {{1, 200}, {5, 200}, {15, 200}, {13, 200}}},
+                                           {40, 1, 16, {{10, 20}, {10, 20}, {10, 20}}},
+                                           {12, 4, 32, {{9, 20}, {10, 20}, {11, 20}, {12, 20}, {13, 20}, {14, 20}}}};
+  for (const Scenario& sc : scenarios) {
+    SCOPED_TRACE(testing::Message() << sc.pages << " pages of " << sc.block);
+    Harness h(sc.pages, sc.block, "max_utilization", sc.budget);
+    for (size_t i = 0; i < sc.requests.size(); ++i) h.add(sc.requests[i].first, sc.requests[i].second, static_cast<int32_t>(i));
+    h.run();
+    h.expect_reference_outputs();
+    EXPECT_GT(h.engine->metrics().preemptions, 0) << "the cache was meant to be too small";
+    EXPECT_LE(h.engine->metrics().preemptions, 2 * static_cast<int64_t>(sc.requests.size()));
+    expect_progress_between_preemptions(h);
+  }
 }
 
 TEST(SchedulerTest, StepTokenBudgetIsNeverExceededAndPrefillIsChunked) {

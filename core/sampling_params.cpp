@@ -1,0 +1,32 @@
+#include "core/sampling_params.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace drift {
+namespace {
+
+template <typename T>
+InvalidSamplingParam invalid(const char* field, T value, const char* requirement) {
+  return {field, fmt::format("{}", value), requirement};
+}
+
+}  // namespace
+
+std::optional<InvalidSamplingParam> find_invalid_sampling_param(const SamplingParams& p) {
+  if (!(p.temperature >= 0.0) || !std::isfinite(p.temperature))
+    return invalid("temperature", p.temperature, "must be a finite number >= 0");
+  if (p.top_k < 0) return invalid("top_k", p.top_k, "must be >= 0 (0 disables)");
+  if (!(p.top_p > 0.0 && p.top_p <= 1.0)) return invalid("top_p", p.top_p, "must be in (0, 1]");
+  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) return invalid("min_p", p.min_p, "must be in [0, 1]");
+  if (p.max_new_tokens < 1) return invalid("max_new_tokens", p.max_new_tokens, "must be >= 1");
+  return std::nullopt;
+}
+
+std::string validate_sampling_params(const SamplingParams& params) {
+  const auto bad = find_invalid_sampling_param(params);
+  return bad ? fmt::format("{} = {}: {}", bad->field, bad->value, bad->requirement) : "";
+}
+
+}  // namespace drift
