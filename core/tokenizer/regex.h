@@ -2,7 +2,8 @@
 // Regex: a PCRE2 pattern compiled for UTF-8 with Unicode properties (\p{L}, \s, case folding),
 // JIT-compiled because pre-tokenizer splitting is the hot loop of tokenizer.json encoding.
 // tokenizer.json patterns are written for Oniguruma/Rust regex; the constructs real files use
-// (classes, \p{..}, (?i:..), lookahead) mean the same in PCRE2.
+// (classes, \p{..}, (?i:..), lookahead) mean the same in PCRE2 once `\s` is rewritten to
+// Unicode White_Space (regex_dialect.h).
 #include <memory>
 #include <string>
 #include <string_view>

@@ -2,6 +2,7 @@
 // and the BOS/EOS policy those directories imply.
 #include "core/tokenizer/json_tokenizer.h"
 
+#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -113,6 +114,26 @@ TEST(JsonTokenizer, ByteLevelRoundTripOnRandomUnicode) {
     std::string text = random_unicode(rng);
     ASSERT_EQ(llama3().decode(llama3().encode(text)), text) << "llama3, case " << i;
     ASSERT_EQ(qwen3().decode(qwen3().encode(text)), nfc(text)) << "qwen3, case " << i;  // NFC normaliser
+  }
+}
+
+// Edge strings (Unicode whitespace such as U+180E, U+00A0, U+2028, U+3000; invisible characters;
+// combining marks; emoji ZWJ sequences; mixed scripts; long digit runs; contractions) with the
+// ids and text HF tokenizers 0.23.3 gives, from hf_edge_cases.json (written by
+// `python3 tests/core/tokenizer/hf_edge_cases.py ../shared`, see that script). Where the random
+// round trip above only shows nothing is lost, these pin down where the pre-tokenizer splits.
+TEST(JsonTokenizer, EdgeStringsMatchHfTokenizers) {
+  std::ifstream in(test::source_dir() + "/tests/core/tokenizer/hf_edge_cases.json");
+  ASSERT_TRUE(in) << "cannot open tests/core/tokenizer/hf_edge_cases.json";
+  const nlohmann::json fixture = nlohmann::json::parse(in);
+  ASSERT_GE(fixture["cases"].size(), 60u);
+  for (const auto& [name, tok] : {std::pair<std::string, const Tokenizer*>{"llama3", &llama3()}, {"qwen3", &qwen3()}}) {
+    for (const auto& c : fixture["cases"]) {
+      const std::string text = c["text"].get<std::string>();
+      const auto ids = c[name]["ids"].get<std::vector<int32_t>>();
+      EXPECT_EQ(tok->encode(text), ids) << name << " text " << c["text"].dump(-1, ' ', true);
+      EXPECT_EQ(tok->decode(ids), c[name]["decoded"].get<std::string>()) << name << " text " << c["text"].dump(-1, ' ', true);
+    }
   }
 }
 

@@ -1,7 +1,10 @@
-// Building blocks of the tokenizers: UTF-8 helpers, split behaviours, byte-level alphabet.
+// Building blocks of the tokenizers: UTF-8 helpers, split behaviours, the regex dialect,
+// byte-level alphabet.
 #include <gtest/gtest.h>
 
 #include "core/tokenizer/byte_level.h"
+#include "core/tokenizer/regex.h"
+#include "core/tokenizer/regex_dialect.h"
 #include "core/tokenizer/split_pattern.h"
 #include "core/tokenizer/utf8.h"
 
@@ -48,6 +51,25 @@ TEST(SplitPattern, BehavioursMatchHf) {
   EXPECT_EQ(pieces("The-final--countdown", "-", SplitBehavior::kContiguous), (V{"The", "-", "final", "--", "countdown"}));
   EXPECT_EQ(pieces("a b", "\\w+", SplitBehavior::kRemoved, /*invert=*/true), (V{"a", "b"}));
   EXPECT_EQ(pieces("日本 語", "\\p{L}+", SplitBehavior::kIsolated), (V{"日本", " ", "語"}));
+}
+
+TEST(RegexDialect, WhiteSpaceEscapesBecomeTheUnicodeProperty) {
+  EXPECT_EQ(with_white_space_property(R"(\s+(?!\S))"), R"(\p{White_Space}+(?!\P{White_Space}))");
+  EXPECT_EQ(with_white_space_property(R"( ?[^\s\p{L}\p{N}]+)"), R"( ?[^\p{White_Space}\p{L}\p{N}]+)");
+  // An escaped backslash before "s", quoted text and other escapes stay as written.
+  EXPECT_EQ(with_white_space_property(R"(\\s\\\s)"), R"(\\s\\\p{White_Space})");
+  EXPECT_EQ(with_white_space_property(R"(\Q\s\E\s)"), R"(\Q\s\E\p{White_Space})");
+  EXPECT_EQ(with_white_space_property(R"(\d\w\x{20}\)"), R"(\d\w\x{20}\)");
+}
+
+// Unicode White_Space, as Oniguruma and Rust regex (HF tokenizers) match \s.
+TEST(RegexDialect, BackslashSMatchesWhiteSpaceOnly) {
+  Regex space(R"(\s)", false, "test");
+  for (const char* white : {" ", "\t", "\xC2\x85", "\xC2\xA0", "\xE2\x80\xA8", "\xE3\x80\x80"})
+    EXPECT_EQ(space.find_all(white).size(), 1u) << white;
+  // U+180E MONGOLIAN VOWEL SEPARATOR, U+200B ZERO WIDTH SPACE, U+FEFF BOM: not White_Space.
+  for (const char* other : {"\xE1\xA0\x8E", "\xE2\x80\x8B", "\xEF\xBB\xBF", "x"})
+    EXPECT_TRUE(space.find_all(other).empty()) << other;
 }
 
 TEST(ByteLevel, AlphabetIsABijection) {
