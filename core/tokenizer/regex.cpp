@@ -73,6 +73,15 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
   return matches;
 }
 
+bool Regex::matches_whole(std::string_view text) const {
+  MatchData match(impl_->code);
+  int rc = pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                       PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NO_UTF_CHECK, match.data, nullptr);
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  if (rc < 0) fail("{}: regex match failed: {}", impl_->field, pcre2_message(rc));
+  return true;
+}
+
 // Shared by Replace normalizer/decoder and Split: {"String": "..."} or {"Regex": "..."}.
 std::unique_ptr<Regex> make_pattern(const nlohmann::json& pattern, const std::string& field) {
   if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string())

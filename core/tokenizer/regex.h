@@ -24,6 +24,8 @@ class Regex {
 
   // Non-empty, non-overlapping matches of valid UTF-8 `text`, left to right, as [begin, end).
   std::vector<std::pair<size_t, size_t>> find_all(std::string_view text) const;
+  // Whether the pattern matches all of valid UTF-8 `text` (anchored at both ends).
+  bool matches_whole(std::string_view text) const;
 
  private:
   struct Impl;
