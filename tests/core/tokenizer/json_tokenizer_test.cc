@@ -1,5 +1,5 @@
-// tokenizer.json (BPE) against the HF goldens for Llama-3 and Qwen3, round-trip property test,
-// and the BOS/EOS policy those directories imply.
+// tokenizer.json (BPE) against the HF goldens for Llama-3 and Qwen3, HF-generated ids for edge
+// strings, round-trip property test, and the BOS/EOS policy those files imply.
 #include "core/tokenizer/json_tokenizer.h"
 
 #include <fstream>
@@ -9,6 +9,7 @@
 #include <utf8proc.h>
 
 #include "core/error.h"
+#include "core/tokenizer/tokenizer_json_loader.h"
 #include "core/tokenizer/utf8.h"
 #include "tests/core/tokenizer/golden_cases.h"
 
@@ -70,6 +71,27 @@ TEST(JsonTokenizer, Llama3PolicyFollowsItsFiles) {
   EXPECT_EQ(s.eos_ids, std::vector<int32_t>{128001});
   EXPECT_FALSE(s.add_bos);
   EXPECT_EQ(llama3().encode_prompt("Hello world"), (std::vector<int32_t>{9906, 1917}));
+}
+
+// The post-processor of Meta's official Llama-3 tokenizer.json: Sequence [ByteLevel,
+// TemplateProcessing [<|begin_of_text|>, $A]]. With it in the shared file, HF tokenizers 0.23.3
+// gives Tokenizer.encode("Hello world").ids == [128000, 9906, 1917] (add_special_tokens=True).
+TEST(JsonTokenizer, Llama3OfficialSequencePostProcessorAddsBos) {
+  std::ifstream in(test_data_path("tokenizers/llama3/tokenizer.json"));
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["post_processor"] = nlohmann::json::parse(R"({"type": "Sequence", "processors": [
+    {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+    {"type": "TemplateProcessing",
+     "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+     "pair": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+              {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+     "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [128000], "tokens": ["<|begin_of_text|>"]}}}]})");
+  auto tok = tokenizer_from_json(doc, "llama3 with the official post-processor");
+  EXPECT_TRUE(tok->special_tokens().add_bos);
+  EXPECT_EQ(tok->special_tokens().bos_id, 128000);
+  EXPECT_FALSE(tok->special_tokens().add_eos);
+  EXPECT_EQ(tok->encode_prompt("Hello world"), (std::vector<int32_t>{128000, 9906, 1917}));
+  EXPECT_EQ(tok->encode("Hello world"), (std::vector<int32_t>{9906, 1917}));
 }
 
 TEST(JsonTokenizer, Qwen3PolicyFollowsItsFiles) {
