@@ -14,6 +14,7 @@
 #include "apps/command_registry.h"
 #include "core/error.h"
 #include "core/tokenizer/tokenizer.h"
+#include "core/tokenizer/utf8.h"
 
 namespace drift::app {
 namespace {
@@ -35,8 +36,8 @@ po::options_description describe_options() {
       ("help,h", "show this help")
       ("model", po::value<std::string>()->value_name("DIR"),
        "checkpoint or tokenizer directory (tokenizer.json or tokenizer.model)")
-      ("text", po::value<std::string>()->value_name("T"), "text to encode (one input)")
-      ("file", po::value<std::string>()->value_name("F"), "file to encode, one input per line")
+      ("text", po::value<std::string>()->value_name("T"), "text to encode: one input, newlines included")
+      ("file", po::value<std::string>()->value_name("F"), "file to encode, one input per line (LF or CRLF)")
       ("decode", po::value<std::string>()->value_name("IDS"), "comma-separated ids to decode, e.g. 1,2,3")
       ("json", po::bool_switch(), "one JSON object per input: {\"ids\": [...]} ({\"text\": ...} with --decode)")
       ("no-special-tokens", po::bool_switch(), "plain encoding: no BOS/EOS (HF add_special_tokens=False)");
@@ -113,6 +114,19 @@ void print_ids(const Tokenizer& tok, const std::string& text, const TokenizeOpti
   else std::cout << join_ids(ids) << "\n";
 }
 
+// One input per line. A CRLF file gives the same inputs as an LF one: the \r is a line ending,
+// not text (it would otherwise become an extra token).
+void print_file_ids(const Tokenizer& tok, const TokenizeOptions& o) {
+  std::ifstream in(*o.file, std::ios::binary);
+  if (!in) fail("option '--file': cannot open {}", *o.file);
+  std::string line;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    if (line.ends_with('\r')) line.pop_back();
+    utf8::require_valid(line, fmt::format("option '--file': {} line {}", *o.file, number));
+    print_ids(tok, line, o);
+  }
+}
+
 int run_tokenize(const std::vector<std::string>& args) {
   auto options = parse_options(args);
   if (!options) return 0;
@@ -125,10 +139,7 @@ int run_tokenize(const std::vector<std::string>& args) {
   } else if (o.text) {
     print_ids(*tokenizer, *o.text, o);
   } else {
-    std::ifstream in(*o.file, std::ios::binary);
-    if (!in) fail("option '--file': cannot open {}", *o.file);
-    std::string line;
-    while (std::getline(in, line)) print_ids(*tokenizer, line, o);
+    print_file_ids(*tokenizer, o);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/tokenizer/json_fields.h"
 #include "core/tokenizer/utf8.h"
+#include "core/tokenizer/white_space.h"
 
 namespace drift {
 
@@ -105,7 +106,7 @@ size_t whitespace_start_before(std::string_view text, size_t end, size_t floor) 
     size_t start = end - 1;
     while (start > floor && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
     size_t probe = start;
-    if (!utf8::is_whitespace(utf8::next_code_point(text, probe))) break;
+    if (!is_white_space(utf8::next_code_point(text, probe))) break;
     end = start;
   }
   return end;
@@ -115,7 +116,7 @@ size_t whitespace_start_before(std::string_view text, size_t end, size_t floor) 
 size_t whitespace_end_after(std::string_view text, size_t begin) {
   while (begin < text.size()) {
     size_t next = begin;
-    if (!utf8::is_whitespace(utf8::next_code_point(text, next))) break;
+    if (!is_white_space(utf8::next_code_point(text, next))) break;
     begin = next;
   }
   return begin;

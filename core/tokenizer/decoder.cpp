@@ -118,6 +118,8 @@ class ByteFallbackDecoder final : public Decoder {
     tokens = std::move(out);
   }
 
+  bool depends_on_following(const std::string& token) const override { return parse_byte_token(token).has_value(); }
+
  private:
   static std::optional<uint8_t> parse_byte_token(const std::string& token) {
     if (token.size() != 6 || !token.starts_with("<0x") || token.back() != '>') return std::nullopt;
@@ -166,6 +168,11 @@ class SequenceDecoder final : public Decoder {
   explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (const auto& step : steps_) step->decode_chain(tokens);
+  }
+  bool depends_on_following(const std::string& token) const override {
+    for (const auto& step : steps_)
+      if (step->depends_on_following(token)) return true;
+    return false;
   }
 
  private:

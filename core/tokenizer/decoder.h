@@ -15,6 +15,9 @@ class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual void decode_chain(std::vector<std::string>& tokens) const = 0;
+  // Whether the text of `token` can depend on the tokens that follow it (a byte of a
+  // ByteFallback run); see Tokenizer::unsettled_tail_length.
+  virtual bool depends_on_following(const std::string& /*token*/) const { return false; }
 };
 
 // Builds the decoder described by `spec` (null -> nullptr). `field` names it in errors.

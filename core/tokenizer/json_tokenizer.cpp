@@ -37,13 +37,16 @@ void JsonTokenizer::encode_text(std::string_view text, bool at_input_start, std:
   }
 }
 
+const std::string* JsonTokenizer::token_string(int32_t id) const {
+  if (const AddedToken* added = parts_.added.find_id(id)) return &added->content;
+  return parts_.model->id_to_token(id);
+}
+
 std::string JsonTokenizer::decode(const std::vector<int32_t>& ids) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
-  for (int32_t id : ids) {
-    if (const AddedToken* added = parts_.added.find_id(id)) tokens.push_back(added->content);
-    else if (const std::string* token = parts_.model->id_to_token(id)) tokens.push_back(*token);
-  }
+  for (int32_t id : ids)
+    if (const std::string* token = token_string(id)) tokens.push_back(*token);
   if (!parts_.decoder) {
     std::string joined;
     for (size_t i = 0; i < tokens.size(); ++i) {
@@ -56,6 +59,18 @@ std::string JsonTokenizer::decode(const std::vector<int32_t>& ids) const {
   std::string text;
   for (const std::string& t : tokens) text += t;
   return text;
+}
+
+size_t JsonTokenizer::unsettled_tail_length(const std::vector<int32_t>& ids) const {
+  if (!parts_.decoder) return 0;
+  size_t unsettled = 0;
+  for (size_t i = ids.size(); i-- > 0;) {
+    const std::string* token = token_string(ids[i]);
+    if (!token) continue;  // unknown ids are dropped before decoding, so they do not end a run
+    if (!parts_.decoder->depends_on_following(*token)) break;
+    unsettled = ids.size() - i;
+  }
+  return unsettled;
 }
 
 int32_t JsonTokenizer::vocab_size() const {

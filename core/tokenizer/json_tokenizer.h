@@ -31,8 +31,13 @@ class JsonTokenizer final : public Tokenizer {
   std::string decode(const std::vector<int32_t>& ids) const override;
   int32_t vocab_size() const override;
   std::optional<int32_t> token_to_id(std::string_view token) const override;
+  // The trailing run of tokens the decoder may still render differently (ByteFallback bytes).
+  size_t unsettled_tail_length(const std::vector<int32_t>& ids) const override;
 
  private:
+  // The string the decoder sees for `id` (added token content or vocabulary entry), or nullptr
+  // for an id the tokenizer does not know.
+  const std::string* token_string(int32_t id) const;
   void encode_text(std::string_view text, bool at_input_start, std::vector<int32_t>& out) const;
 
   JsonTokenizerParts parts_;

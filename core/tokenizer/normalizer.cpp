@@ -9,6 +9,7 @@
 #include "core/tokenizer/json_fields.h"
 #include "core/tokenizer/regex.h"
 #include "core/tokenizer/utf8.h"
+#include "core/tokenizer/white_space.h"
 
 namespace drift {
 namespace {
@@ -81,14 +82,14 @@ class Strip final : public Normalizer {
     size_t begin = 0, end = text.size();
     while (left_ && begin < end) {
       size_t next = begin;
-      if (!utf8::is_whitespace(utf8::next_code_point(text, next))) break;
+      if (!is_white_space(utf8::next_code_point(text, next))) break;
       begin = next;
     }
     while (right_ && end > begin) {
       size_t start = end - 1;
       while (start > begin && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
       size_t probe = start;
-      if (!utf8::is_whitespace(utf8::next_code_point(text, probe))) break;
+      if (!is_white_space(utf8::next_code_point(text, probe))) break;
       end = start;
     }
     text = text.substr(begin, end - begin);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/tokenizer/regex_dialect.h"
 #include "core/tokenizer/utf8.h"
 
 namespace drift {
@@ -34,12 +35,15 @@ Regex::Regex(std::string_view pattern, bool literal, const std::string& field) :
   impl_->field = field;
   // PCRE2_LITERAL admits only a few options; UCP only matters for patterns anyway.
   uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
+  const std::string compiled = literal ? std::string(pattern) : with_white_space_property(pattern);
   int error = 0;
   PCRE2_SIZE offset = 0;
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(compiled.data()), compiled.size(), options,
                               &error, &offset, nullptr);
+  // The offset refers to the rewritten pattern, which is the one shown when it differs.
   if (!impl_->code)
-    fail("{}: cannot compile regex '{}' at offset {}: {}", field, pattern, offset, pcre2_message(error));
+    fail("{}: cannot compile regex '{}'{} at offset {}: {}", field, pattern,
+         compiled == pattern ? "" : fmt::format(" (as '{}')", compiled), offset, pcre2_message(error));
   // JIT is an optimisation only: without it (unsupported CPU) pcre2_match interprets.
   pcre2_jit_compile(impl_->code, PCRE2_JIT_COMPLETE);
 }
@@ -67,6 +71,15 @@ std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view text) co
     pos = end;
   }
   return matches;
+}
+
+bool Regex::matches_whole(std::string_view text) const {
+  MatchData match(impl_->code);
+  int rc = pcre2_match(impl_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                       PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NO_UTF_CHECK, match.data, nullptr);
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  if (rc < 0) fail("{}: regex match failed: {}", impl_->field, pcre2_message(rc));
+  return true;
 }
 
 // Shared by Replace normalizer/decoder and Split: {"String": "..."} or {"Regex": "..."}.

@@ -33,6 +33,12 @@ class Tokenizer {
   // Id of a token given by its text (vocabulary entry or added/special token content), used to
   // resolve tokenizer_config.json's bos_token/eos_token strings. Default: unknown.
   virtual std::optional<int32_t> token_to_id(std::string_view /*token*/) const { return std::nullopt; }
+  // How many of the last `ids` may still decode to different text once more ids follow, apart
+  // from a truncated UTF-8 character at the end (the decoded text itself shows that one). For
+  // the streaming decoder: HF's ByteFallback decoder turns a whole run of byte tokens into one
+  // U+FFFD per byte as soon as any byte of the run is invalid, so the text of a run is only
+  // known once a token that is not a byte ends it. Default: none.
+  virtual size_t unsettled_tail_length(const std::vector<int32_t>& /*ids*/) const { return 0; }
 
   const SpecialTokens& special_tokens() const { return special_; }
   void set_special_tokens(SpecialTokens special) { special_ = std::move(special); }

@@ -21,7 +21,9 @@ const json& field_or_null(const json& doc, const char* key) {
 }
 
 std::unique_ptr<BpeModel> make_model(const json& doc) {
-  const json& model = json_fields::require(doc, "model", "tokenizer");
+  // Not "tokenizer.model is missing": that reads as the SentencePiece file of the same name.
+  const json& model = field_or_null(doc, "model");
+  if (model.is_null()) fail("top-level field 'model' is missing");
   // Old files omit model.type; HF then recognises BPE by its "merges" field.
   std::string type = model.is_object() && model.contains("type") ? json_fields::type_of(model, "model")
                      : model.is_object() && model.contains("merges") ? "BPE" : json_fields::type_of(model, "model");

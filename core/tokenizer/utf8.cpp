@@ -89,16 +89,6 @@ void append_code_point(std::string& out, char32_t cp) {
   }
 }
 
-bool is_whitespace(char32_t cp) {
-  switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0x85: case 0xA0:
-    case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
-}
-
 std::string to_valid_lossy(std::string_view bytes) {
   if (first_invalid(bytes) == bytes.size()) return std::string(bytes);
   std::string out;

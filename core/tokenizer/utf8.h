@@ -24,9 +24,6 @@ char32_t next_code_point(std::string_view text, size_t& pos);
 
 void append_code_point(std::string& out, char32_t cp);
 
-// Unicode White_Space (what Rust's char::is_whitespace and PCRE2's \s with UCP accept).
-bool is_whitespace(char32_t cp);
-
 // `bytes` with every ill-formed subsequence replaced by U+FFFD, exactly as Rust's
 // String::from_utf8_lossy does (HF's ByteLevel decoder relies on it).
 std::string to_valid_lossy(std::string_view bytes);

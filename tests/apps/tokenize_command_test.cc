@@ -66,46 +66,55 @@ void PrintTo(const Dir& d, std::ostream* os) { *os << d.golden; }
 
 class TokenizeGolden : public ::testing::TestWithParam<Dir> {};
 
-// Every single-line golden text through --file --json --no-special-tokens: one object per line.
+// Every single-line golden text through --file --json --no-special-tokens: one object per line,
+// with LF and with CRLF line endings (the CR is a line ending, not text).
 TEST_P(TokenizeGolden, FileJsonMatchesGoldenIds) {
   auto cases = test::load_golden_cases(GetParam().golden);
-  std::string input = test::make_temp_dir("tokenize-cli") + "/input.txt";
-  std::vector<const test::GoldenCase*> used;
-  {
-    std::ofstream out(input, std::ios::binary);
-    for (const auto& c : cases) {
-      if (c.text.find_first_of("\r\n") != std::string::npos) continue;  // not one line
-      out << c.text << "\n";
-      used.push_back(&c);
+  for (const std::string line_end : {"\n", "\r\n"}) {
+    std::string input = test::make_temp_dir("tokenize-cli") + "/input.txt";
+    std::vector<const test::GoldenCase*> used;
+    {
+      std::ofstream out(input, std::ios::binary);
+      for (const auto& c : cases) {
+        if (c.text.find_first_of("\r\n") != std::string::npos) continue;  // not one line
+        out << c.text << line_end;
+        used.push_back(&c);
+      }
     }
+    ASSERT_GT(used.size(), 150u);
+    Result r = run_tokenize({"--model", test_data_path(GetParam().dir), "--file", input, "--json", "--no-special-tokens"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::istringstream lines(r.output);
+    std::string line;
+    size_t i = 0;
+    for (; std::getline(lines, line); ++i) {
+      ASSERT_LT(i, used.size()) << "extra output line: " << line;
+      EXPECT_EQ(nlohmann::json::parse(line).at("ids").get<std::vector<int32_t>>(), used[i]->ids)
+          << used[i]->text << (line_end == "\n" ? " (LF)" : " (CRLF)");
+    }
+    EXPECT_EQ(i, used.size());
   }
-  ASSERT_GT(used.size(), 150u);
-  Result r = run_tokenize({"--model", test_data_path(GetParam().dir), "--file", input, "--json", "--no-special-tokens"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::istringstream lines(r.output);
-  std::string line;
-  size_t i = 0;
-  for (; std::getline(lines, line); ++i) {
-    ASSERT_LT(i, used.size()) << "extra output line: " << line;
-    EXPECT_EQ(nlohmann::json::parse(line).at("ids").get<std::vector<int32_t>>(), used[i]->ids) << used[i]->text;
-  }
-  EXPECT_EQ(i, used.size());
 }
 
-// Multi-line texts through --text, plain output, and --decode back to the golden text.
-TEST_P(TokenizeGolden, TextAndDecodeMatchGolden) {
+// Every multi-line golden text (the ones --file cannot carry) through --text, plain output and
+// --json (one input, one object), and --decode back to the golden text.
+TEST_P(TokenizeGolden, MultiLineTextAndDecodeMatchGolden) {
   auto cases = test::load_golden_cases(GetParam().golden);
+  const std::string dir = test_data_path(GetParam().dir);
   int checked = 0;
   for (const auto& c : cases) {
-    if (c.text.find('\n') == std::string::npos || c.ids.empty() || ++checked > 3) continue;
-    Result r = run_tokenize({"--model", test_data_path(GetParam().dir), "--text", c.text, "--no-special-tokens"});
+    if (c.text.find('\n') == std::string::npos) continue;
+    ++checked;
+    Result r = run_tokenize({"--model", dir, "--text", c.text, "--no-special-tokens", "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(r.output, join(c.ids) + "\n");
-    Result d = run_tokenize({"--model", test_data_path(GetParam().dir), "--decode", join(c.ids)});
+    const std::string expected = nlohmann::json{{"ids", c.ids}}.dump() + "\n";
+    EXPECT_EQ(r.output, expected) << c.text;
+    if (c.ids.empty()) continue;
+    Result d = run_tokenize({"--model", dir, "--decode", join(c.ids)});
     ASSERT_EQ(d.exit_code, 0) << d.output;
     EXPECT_EQ(d.output, c.decoded + "\n");
   }
-  EXPECT_GT(checked, 0);
+  EXPECT_GE(checked, 20);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, TokenizeGolden,
@@ -144,6 +153,14 @@ TEST(TokenizeCommand, ErrorsNameTheBadOption) {
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in: " << r.output;
   }
+}
+
+TEST(TokenizeCommand, InvalidUtf8InFileNamesTheLine) {
+  std::string input = test::make_temp_dir("tokenize-utf8") + "/input.txt";
+  std::ofstream(input, std::ios::binary) << "fine\r\nalso fine\nbroken \xC3(\n";
+  Result r = run_tokenize({"--model", test_data_path("tokenizers/llama3"), "--file", input}, /*with_stderr=*/true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(input + " line 3 is not valid UTF-8"), std::string::npos) << r.output;
 }
 
 TEST(TokenizeCommand, HelpExitsZero) {

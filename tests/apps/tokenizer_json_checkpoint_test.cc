@@ -1,4 +1,5 @@
-// The text path of `drift generate`, `drift score` and `drift tokenize` on a checkpoint directory
+// The text path of `drift generate` (streamed and --json), `drift score` and `drift tokenize` on
+// a checkpoint directory
 // that holds a tokenizer.json: the golden tiny Llama (vocab 512) plus a small byte-level BPE
 // tokenizer.json written here, next to a SentencePiece tokenizer.model that must lose to it.
 // Expected ids and texts are computed in this file from the merges and GPT-2's byte mapping,
@@ -221,9 +222,13 @@ class TokenizerJsonCheckpointTest : public ::testing::Test {
     if (!dir_.empty()) fs::remove_all(dir_, ignored);
   }
 
-  json generate_json(const std::string& extra = "") const {
-    auto r = run_command(drift() + " generate --model " + shell_quote(dir_) + " --prompt " + shell_quote(kText) +
-                         " --max-new-tokens 8 --json" + extra);
+  // `drift generate` of kText on this checkpoint; `options` come after the prompt.
+  std::string generate_command(const std::string& options) const {
+    return drift() + " generate --model " + shell_quote(dir_) + " --prompt " + shell_quote(kText) + options;
+  }
+
+  json generate_json(const std::string& options = " --max-new-tokens 8") const {
+    auto r = run_command(generate_command(options + " --json"));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     auto lines = json_lines(r.out);
     EXPECT_EQ(lines.size(), 1u) << r.out;
@@ -244,6 +249,19 @@ TEST_F(TokenizerJsonCheckpointTest, GenerateEncodesAndDecodesWithTokenizerJson) 
   EXPECT_EQ(result["text"].get<std::string>(), decode_by_hand(tokenizer_, output)) << join(output);
   // The hand decoder itself: the prompt decodes back to the text, BOS content first.
   EXPECT_EQ(decode_by_hand(tokenizer_, kExpectedPromptIds), std::string(kBos) + kText);
+}
+
+// One prompt without --json streams its text through StreamingDecoder as tokens arrive; for the
+// same greedy request that text must be exactly the --json "text" (the full decode), with the
+// newline the command ends the stream with.
+TEST_F(TokenizerJsonCheckpointTest, StreamedTextEqualsJsonText) {
+  const std::string request = " --max-new-tokens 48 --temperature 0";
+  const json result = generate_json(request);
+  ASSERT_TRUE(result.is_object());
+  auto streamed = run_command(generate_command(request));
+  ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
+  EXPECT_EQ(streamed.out, result["text"].get<std::string>() + "\n")
+      << "output ids " << join(result["output_ids"].get<std::vector<int32_t>>());
 }
 
 TEST_F(TokenizerJsonCheckpointTest, TokenizeGivesTheSameIds) {

@@ -1,13 +1,15 @@
-// tokenizer.json (BPE) against the HF goldens for Llama-3 and Qwen3, round-trip property test,
-// and the BOS/EOS policy those directories imply.
+// tokenizer.json (BPE) against the HF goldens for Llama-3 and Qwen3, HF-generated ids for edge
+// strings, round-trip property test, and the BOS/EOS policy those files imply.
 #include "core/tokenizer/json_tokenizer.h"
 
+#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
 #include <utf8proc.h>
 
 #include "core/error.h"
+#include "core/tokenizer/tokenizer_json_loader.h"
 #include "core/tokenizer/utf8.h"
 #include "tests/core/tokenizer/golden_cases.h"
 
@@ -71,6 +73,27 @@ TEST(JsonTokenizer, Llama3PolicyFollowsItsFiles) {
   EXPECT_EQ(llama3().encode_prompt("Hello world"), (std::vector<int32_t>{9906, 1917}));
 }
 
+// The post-processor of Meta's official Llama-3 tokenizer.json: Sequence [ByteLevel,
+// TemplateProcessing [<|begin_of_text|>, $A]]. With it in the shared file, HF tokenizers 0.23.3
+// gives Tokenizer.encode("Hello world").ids == [128000, 9906, 1917] (add_special_tokens=True).
+TEST(JsonTokenizer, Llama3OfficialSequencePostProcessorAddsBos) {
+  std::ifstream in(test_data_path("tokenizers/llama3/tokenizer.json"));
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["post_processor"] = nlohmann::json::parse(R"({"type": "Sequence", "processors": [
+    {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+    {"type": "TemplateProcessing",
+     "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+     "pair": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+              {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+     "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [128000], "tokens": ["<|begin_of_text|>"]}}}]})");
+  auto tok = tokenizer_from_json(doc, "llama3 with the official post-processor");
+  EXPECT_TRUE(tok->special_tokens().add_bos);
+  EXPECT_EQ(tok->special_tokens().bos_id, 128000);
+  EXPECT_FALSE(tok->special_tokens().add_eos);
+  EXPECT_EQ(tok->encode_prompt("Hello world"), (std::vector<int32_t>{128000, 9906, 1917}));
+  EXPECT_EQ(tok->encode("Hello world"), (std::vector<int32_t>{9906, 1917}));
+}
+
 TEST(JsonTokenizer, Qwen3PolicyFollowsItsFiles) {
   const SpecialTokens& s = qwen3().special_tokens();
   EXPECT_EQ(s.bos_id, std::nullopt);  // "bos_token": null
@@ -113,6 +136,26 @@ TEST(JsonTokenizer, ByteLevelRoundTripOnRandomUnicode) {
     std::string text = random_unicode(rng);
     ASSERT_EQ(llama3().decode(llama3().encode(text)), text) << "llama3, case " << i;
     ASSERT_EQ(qwen3().decode(qwen3().encode(text)), nfc(text)) << "qwen3, case " << i;  // NFC normaliser
+  }
+}
+
+// Edge strings (Unicode whitespace such as U+180E, U+00A0, U+2028, U+3000; invisible characters;
+// combining marks; emoji ZWJ sequences; mixed scripts; long digit runs; contractions) with the
+// ids and text HF tokenizers 0.23.3 gives, from hf_edge_cases.json (written by
+// `python3 tests/core/tokenizer/hf_edge_cases.py ../shared`, see that script). Where the random
+// round trip above only shows nothing is lost, these pin down where the pre-tokenizer splits.
+TEST(JsonTokenizer, EdgeStringsMatchHfTokenizers) {
+  std::ifstream in(test::source_dir() + "/tests/core/tokenizer/hf_edge_cases.json");
+  ASSERT_TRUE(in) << "cannot open tests/core/tokenizer/hf_edge_cases.json";
+  const nlohmann::json fixture = nlohmann::json::parse(in);
+  ASSERT_GE(fixture["cases"].size(), 60u);
+  for (const auto& [name, tok] : {std::pair<std::string, const Tokenizer*>{"llama3", &llama3()}, {"qwen3", &qwen3()}}) {
+    for (const auto& c : fixture["cases"]) {
+      const std::string text = c["text"].get<std::string>();
+      const auto ids = c[name]["ids"].get<std::vector<int32_t>>();
+      EXPECT_EQ(tok->encode(text), ids) << name << " text " << c["text"].dump(-1, ' ', true);
+      EXPECT_EQ(tok->decode(ids), c[name]["decoded"].get<std::string>()) << name << " text " << c["text"].dump(-1, ' ', true);
+    }
   }
 }
 

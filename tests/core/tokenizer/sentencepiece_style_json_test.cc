@@ -1,77 +1,21 @@
 // SentencePiece-style tokenizer.json (Prepend/Replace normalizer, BPE with byte_fallback,
-// Replace/ByteFallback/Fuse/Strip decoder) checked against the Llama-2 goldens. No such file is
-// in ../shared, so the test builds one from llama2/tokenizer.model the way HF's LlamaConverter
-// does (vocab = pieces, merges = splits of each piece into two pieces, ordered by the merged
-// piece's score), then requires exactly sentencepiece's ids and text for every golden line.
-#include <sentencepiece_processor.h>
-
+// Replace/ByteFallback/Fuse/Strip decoder) checked against the Llama-2 goldens: the file built
+// from llama2/tokenizer.model (sentencepiece_style_json.h) must give exactly sentencepiece's ids
+// and text for every golden line.
 #include <gtest/gtest.h>
 
-#include "core/tokenizer/json_tokenizer.h"
-#include "core/tokenizer/tokenizer_json_loader.h"
-#include "core/tokenizer/utf8.h"
 #include "tests/core/tokenizer/golden_cases.h"
+#include "tests/core/tokenizer/sentencepiece_style_json.h"
 
 namespace drift {
 namespace {
 
-using nlohmann::json;
-
-// Character boundaries of a UTF-8 piece (HF splits merges by characters, not bytes).
-std::vector<size_t> char_boundaries(const std::string& piece) {
-  std::vector<size_t> cuts;
-  size_t pos = 0;
-  while (pos < piece.size()) {
-    utf8::next_code_point(piece, pos);
-    if (pos < piece.size()) cuts.push_back(pos);
-  }
-  return cuts;
-}
-
-json merges_of(const sentencepiece::SentencePieceProcessor& sp, const json& vocab) {
-  std::vector<int> order;  // normal pieces by descending score (stable on ties)
-  for (int id = 0; id < sp.GetPieceSize(); ++id)
-    if (!sp.IsControl(id) && !sp.IsUnknown(id) && !sp.IsByte(id)) order.push_back(id);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sp.GetScore(a) > sp.GetScore(b); });
-  json merges = json::array();
-  for (int id : order) {
-    const std::string piece = sp.IdToPiece(id);
-    std::vector<std::pair<int, int>> local;
-    for (size_t cut : char_boundaries(piece)) {
-      std::string left = piece.substr(0, cut), right = piece.substr(cut);
-      if (vocab.contains(left) && vocab.contains(right)) local.emplace_back(vocab[left].get<int>(), vocab[right].get<int>());
-    }
-    std::sort(local.begin(), local.end());
-    for (auto [l, r] : local) merges.push_back(json::array({sp.IdToPiece(l), sp.IdToPiece(r)}));
-  }
-  return merges;
-}
-
-json convert(const sentencepiece::SentencePieceProcessor& sp) {
-  json vocab = json::object();
-  for (int id = 0; id < sp.GetPieceSize(); ++id) vocab[sp.IdToPiece(id)] = id;
-  json doc = json::parse(R"({
-    "added_tokens": [],
-    "normalizer": {"type": "Sequence", "normalizers": [
-      {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
-    "pre_tokenizer": null, "post_processor": null,
-    "decoder": {"type": "Sequence", "decoders": [
-      {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
-      {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
-    "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true, "byte_fallback": true}
-  })");
-  doc["model"]["merges"] = merges_of(sp, vocab);
-  doc["model"]["vocab"] = std::move(vocab);
-  return doc;
-}
-
 TEST(SentencePieceStyleJson, Llama2GoldenLinesThroughConvertedTokenizerJson) {
-  sentencepiece::SentencePieceProcessor sp;
-  ASSERT_TRUE(sp.Load(test::test_data_path("tokenizers/llama2/tokenizer.model")).ok());
-  auto tok = tokenizer_from_json(convert(sp), "llama2-converted");
   auto cases = test::load_golden_cases("llama2");
   ASSERT_EQ(cases.size(), 178u);
-  EXPECT_EQ(test::check_golden_cases(*tok, cases, "llama2 via SentencePiece-style tokenizer.json"), 178);
+  EXPECT_EQ(test::check_golden_cases(test::llama2_as_tokenizer_json(), cases,
+                                     "llama2 via SentencePiece-style tokenizer.json"),
+            178);
 }
 
 }  // namespace
