@@ -58,7 +58,7 @@ void describe_model(PluginHost& host, const EngineConfig& config, std::unique_pt
   backend = create_backend(config.engine.backend);
   install_compute_callbacks(host.callbacks(), *backend, model, compute_rope_frequencies(model.rope, model.head_dim));
   host.set_model_info(make_model_info(model, checkpoint_special_tokens(dir, tokenizer.get()), config.kv_cache.block_size,
-                                      0, DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32));
+                                      0, to_drift_device(backend->device()), to_drift_dtype(backend->compute_dtype())));
 }
 
 int list(const std::vector<std::string>& args) {

@@ -45,8 +45,11 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
     auto it = requests_.find(id);
     return it == requests_.end() ? nullptr : it->second.get();
   };
-  plugins_ = std::make_unique<EnginePlugins>(config, model, EngineParts{*kv_, *scheduler_, *executor_, lookup, special},
-                                             install_services);
+  // An engine around a bare executor (tests) has no backend: it computes in fp32 on the CPU.
+  const Device device = backend_ ? backend_->device() : Device::CPU;
+  const DType dtype = backend_ ? backend_->compute_dtype() : DType::F32;
+  plugins_ = std::make_unique<EnginePlugins>(
+      config, model, EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype}, install_services);
   scheduler_->set_observer(plugins_.get());
 }
 

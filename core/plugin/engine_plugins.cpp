@@ -12,7 +12,8 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
   state_.install(host_.callbacks());
   if (install_services) install_services(host_.callbacks());
   host_.set_model_info(
-      make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(), DRIFT_DEVICE_CPU, DRIFT_DTYPE_F32));
+      make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(), to_drift_device(parts.device),
+                      to_drift_dtype(parts.activation_dtype)));
   host_.load_all(config.plugins);
   const bool speculate = config.speculative.enabled;
   host_.select(speculate ? config.speculative.draft_provider : "", config.speculative.verification);

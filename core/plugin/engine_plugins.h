@@ -39,6 +39,8 @@ struct EngineParts {
   ModelExecutor& executor;
   std::function<const Sequence*(int64_t id)> lookup;
   SpecialTokens special;  // what the engine stops on; plugins see the same in model_info
+  Device device = Device::CPU;           // where the backend keeps activations and KV
+  DType activation_dtype = DType::F32;   // and in which dtype
 };
 
 class EnginePlugins final : public SchedulerObserver {

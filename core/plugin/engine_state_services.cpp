@@ -3,19 +3,6 @@
 #include <algorithm>
 
 namespace drift {
-namespace {
-
-int32_t to_drift_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::F32: return DRIFT_DTYPE_F32;
-    case DType::F16: return DRIFT_DTYPE_F16;
-    case DType::BF16: return DRIFT_DTYPE_BF16;
-    case DType::I32: return DRIFT_DTYPE_I32;
-  }
-  return -1;
-}
-
-}  // namespace
 
 EngineStateServices::EngineStateServices(SequenceLookup lookup, const KVCacheManager& kv, const Scheduler& scheduler,
                                          const ModelExecutor& executor)
@@ -110,7 +97,7 @@ drift_status_t EngineStateServices::hidden_states(drift_seq_id_t id, int32_t lay
   view.data = static_cast<char*>(const_cast<void*>(captured->data())) +
               rows->second.first * hidden * static_cast<int64_t>(dtype_size(captured->dtype()));
   view.dtype = to_drift_dtype(captured->dtype());
-  view.device = captured->device() == Device::CPU ? DRIFT_DEVICE_CPU : DRIFT_DEVICE_CUDA;
+  view.device = to_drift_device(captured->device());
   view.ndim = 2;
   view.shape[0] = rows->second.count;
   view.shape[1] = hidden;

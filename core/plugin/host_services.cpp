@@ -188,6 +188,18 @@ void PluginContext::log(int32_t level, const char* message) const {
   spdlog::log(lvl, "[plugin {}] {}", name_, message ? message : "(null)");
 }
 
+int32_t to_drift_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::F32: return DRIFT_DTYPE_F32;
+    case DType::F16: return DRIFT_DTYPE_F16;
+    case DType::BF16: return DRIFT_DTYPE_BF16;
+    case DType::I32: return DRIFT_DTYPE_I32;
+  }
+  return -1;
+}
+
+int32_t to_drift_device(Device device) { return device == Device::CPU ? DRIFT_DEVICE_CPU : DRIFT_DEVICE_CUDA; }
+
 drift_model_info_t make_model_info(const ModelConfig& config, const SpecialTokens& special, int64_t block_size,
                                    int64_t num_pages, int32_t device, int32_t activation_dtype) {
   drift_model_info_t info{};

@@ -19,6 +19,7 @@
 
 #include "core/model_config.h"
 #include "core/plugin/plugin_settings.h"
+#include "core/tensor.h"
 #include "core/tokenizer/tokenizer.h"
 #include "drift/plugin.h"
 
@@ -65,6 +66,10 @@ struct HostState {
   HostCallbacks callbacks;
   drift_model_info_t model_info{};  // struct_size set by the host
 };
+
+// The ABI's names for the engine's dtypes and devices (DRIFT_DTYPE_*, DRIFT_DEVICE_*).
+int32_t to_drift_dtype(DType dtype);
+int32_t to_drift_device(Device device);
 
 // drift_model_info_t from the checkpoint's config, the special tokens the engine uses (the
 // tokenizer's, which may differ from config.json's) and the KV pool (num_pages 0: not sized).

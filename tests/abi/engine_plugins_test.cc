@@ -206,7 +206,8 @@ TEST(EnginePlugins, HostServicesDescribeTheRunTruthfully) {
   // Plugins see the special tokens the engine stops on (the tokenizer's).
   const SpecialTokens special = engine->tokenizer()->special_tokens();
   EXPECT_EQ(model_info, "model_info bos=" + std::to_string(special.bos_id.value_or(-1)) + " eos=" +
-                            std::to_string(special.eos_ids.at(0)) + " layers=5 block=16");
+                            std::to_string(special.eos_ids.at(0)) + " layers=5 block=16 device=" +
+                            std::to_string(DRIFT_DEVICE_CPU) + " dtype=" + std::to_string(DRIFT_DTYPE_F32));
 }
 
 TEST(EnginePlugins, PluginThatFailsToLoadIsSkippedAndTheEngineRuns) {

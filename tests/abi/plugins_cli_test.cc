@@ -87,7 +87,8 @@ TEST(PluginsCli, PluginsAreCreatedSeeingTheConfiguredModel) {
   std::ifstream log(dir + "/probe.log");
   std::string first_line;
   std::getline(log, first_line);
-  EXPECT_EQ(first_line, "model_info bos=1 eos=2 layers=5 block=16");
+  EXPECT_EQ(first_line, "model_info bos=1 eos=2 layers=5 block=16 device=" + std::to_string(DRIFT_DEVICE_CPU) +
+                            " dtype=" + std::to_string(DRIFT_DTYPE_F32));
 }
 
 }  // namespace

@@ -112,7 +112,8 @@ class Probe {
   void write_model_info() {
     std::fprintf(log_, "model_info bos=%d eos=", m_.bos_token_id);
     for (int32_t i = 0; i < m_.num_eos_tokens; ++i) std::fprintf(log_, i ? ",%d" : "%d", m_.eos_token_ids[i]);
-    std::fprintf(log_, " layers=%lld block=%lld\n", (long long)m_.num_layers, (long long)m_.block_size);
+    std::fprintf(log_, " layers=%lld block=%lld device=%d dtype=%d\n", (long long)m_.num_layers,
+                 (long long)m_.block_size, m_.device, m_.activation_dtype);
     std::fflush(log_);
   }
   int32_t last_layer() const { return static_cast<int32_t>(m_.num_layers - 1); }
