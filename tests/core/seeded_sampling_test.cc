@@ -60,6 +60,17 @@ TEST(SeededSamplingTest, SameSeedSameTokensAloneBatchedAndPreempted) {
   const std::vector<int32_t> alone = run_until(*alone_engine, alone_id);
   ASSERT_EQ(alone.size(), 120u);
 
+  // The agreement below means something only if the seed drives the sampling: another seed, or
+  // greedy decoding, gives other tokens.
+  SamplingParams other_seed = seeded();
+  other_seed.seed = *other_seed.seed + 1;
+  SamplingParams greedy = seeded();
+  greedy.temperature = 0.0;
+  const int64_t other_id = alone_engine->add_request(kPrompt, other_seed);
+  EXPECT_NE(run_until(*alone_engine, other_id), alone);
+  const int64_t greedy_id = alone_engine->add_request(kPrompt, greedy);
+  EXPECT_NE(run_until(*alone_engine, greedy_id), alone);
+
   auto batch_engine = stories_engine("guaranteed_no_evict", 256);
   add_neighbours(*batch_engine, 2);
   const int64_t batched_id = batch_engine->add_request(kPrompt, seeded());
