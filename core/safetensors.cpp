@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
+#include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -121,6 +123,61 @@ std::map<std::string, std::string> parse_metadata(const json& j, const std::stri
   return out;
 }
 
+// nlohmann keeps the last of repeated keys; the format forbids them (two tensors of one name, or
+// two dtypes of one tensor, make a file that other readers see differently), so the parse
+// records every object's keys and refuses a repeat at any depth.
+json parse_with_unique_keys(const uint8_t* begin, const uint8_t* end, const std::string& what) {
+  std::vector<std::set<std::string>> open_objects;
+  std::string repeated;
+  auto track_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second &&
+               repeated.empty()) {
+      repeated = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json header;
+  try {
+    header = json::parse(begin, end, track_keys);
+  } catch (const json::exception& e) {
+    fail("{}: corrupt JSON: {}", what, e.what());
+  }
+  if (!repeated.empty()) fail("{}: key '{}' appears more than once", what, repeated);
+  return header;
+}
+
+// The tensors must tile the data section: sorted by offset each starts where the previous one
+// ended, the first at 0 and the last at the end. This rules out overlapping tensors (one write
+// would change another) and hidden bytes (polyglot files), as the reference reader does.
+void check_tiling(const std::map<std::string, TensorInfo>& tensors, const uint8_t* data, size_t data_size,
+                  const std::string& file) {
+  std::vector<const TensorInfo*> sorted;
+  for (const auto& [name, info] : tensors) sorted.push_back(&info);
+  std::sort(sorted.begin(), sorted.end(), [](const TensorInfo* a, const TensorInfo* b) {
+    return std::pair(a->data, a->nbytes) < std::pair(b->data, b->nbytes);
+  });
+  size_t expected = 0;
+  const TensorInfo* previous = nullptr;
+  for (const TensorInfo* info : sorted) {
+    const size_t begin = static_cast<size_t>(static_cast<const uint8_t*>(info->data) - data);
+    if (begin < expected)
+      fail("safetensors file '{}': tensor '{}' (data_offsets [{}, {}]) overlaps tensor '{}' (which ends at {})", file,
+           info->name, begin, begin + info->nbytes, previous->name, expected);
+    if (begin > expected)
+      fail("safetensors file '{}': bytes [{}, {}) of the data section belong to no tensor (before tensor '{}')", file,
+           expected, begin, info->name);
+    expected = begin + info->nbytes;
+    previous = info;
+  }
+  if (expected != data_size)
+    fail("safetensors file '{}': bytes [{}, {}) at the end of the data section belong to no tensor", file, expected,
+         data_size);
+}
+
 // Unmaps on scope exit unless released: the constructor may throw after mapping.
 struct MappingGuard {
   void* addr;
@@ -132,6 +189,38 @@ struct MappingGuard {
 
 }  // namespace
 
+SafetensorsHeader parse_safetensors_buffer(const uint8_t* bytes, size_t size, const std::string& path) {
+  if (size < kHeaderLengthBytes)
+    fail("safetensors file '{}' is too small ({} bytes) to hold the 8-byte header length", path, size);
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, bytes, sizeof(header_len));
+  if (header_len > size - kHeaderLengthBytes)
+    fail("safetensors file '{}': header length {} exceeds the file size ({} bytes); truncated or not a "
+         "safetensors file",
+         path, header_len, size);
+  if (header_len > kMaxHeaderBytes)
+    fail("safetensors file '{}': header length {} exceeds the {} byte limit", path, header_len, kMaxHeaderBytes);
+  const uint8_t* header_begin = bytes + kHeaderLengthBytes;
+  if (header_len == 0 || header_begin[0] != '{')
+    fail("safetensors file '{}': the JSON header must start with '{{'", path);
+  json header = parse_with_unique_keys(header_begin, header_begin + header_len,
+                                       fmt::format("safetensors file '{}': JSON header", path));
+  if (!header.is_object()) fail("safetensors file '{}': JSON header is not an object", path);
+
+  const uint8_t* data = header_begin + header_len;
+  const size_t data_size = size - kHeaderLengthBytes - header_len;
+  SafetensorsHeader out;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      out.metadata = parse_metadata(entry, path);
+      continue;
+    }
+    out.tensors.emplace(name, parse_entry(name, entry, data, data_size, path));
+  }
+  check_tiling(out.tensors, data, data_size, path);
+  return out;
+}
+
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("cannot open safetensors file '{}': {}", path, std::strerror(errno));
@@ -140,6 +229,10 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     int err = errno;
     ::close(fd);
     fail("cannot stat safetensors file '{}': {}", path, std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail("safetensors file '{}' is not a regular file", path);
   }
   size_t size = static_cast<size_t>(st.st_size);
   if (size < kHeaderLengthBytes) {
@@ -151,34 +244,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   ::close(fd);  // the mapping stays valid without the descriptor
   if (addr == MAP_FAILED) fail("cannot mmap safetensors file '{}': {}", path, std::strerror(map_err));
   MappingGuard guard{addr, size};
-
-  const auto* bytes = static_cast<const uint8_t*>(addr);
-  uint64_t header_len = 0;
-  std::memcpy(&header_len, bytes, sizeof(header_len));
-  if (header_len > size - kHeaderLengthBytes)
-    fail("safetensors file '{}': header length {} exceeds the file size ({} bytes); truncated or not a "
-         "safetensors file",
-         path, header_len, size);
-  if (header_len > kMaxHeaderBytes)
-    fail("safetensors file '{}': header length {} exceeds the {} byte limit", path, header_len, kMaxHeaderBytes);
-
-  json header;
-  try {
-    header = json::parse(bytes + kHeaderLengthBytes, bytes + kHeaderLengthBytes + header_len);
-  } catch (const json::parse_error& e) {
-    fail("safetensors file '{}': corrupt JSON header: {}", path, e.what());
-  }
-  if (!header.is_object()) fail("safetensors file '{}': JSON header is not an object", path);
-
-  const uint8_t* data = bytes + kHeaderLengthBytes + header_len;
-  size_t data_size = size - kHeaderLengthBytes - header_len;
-  for (const auto& [name, entry] : header.items()) {
-    if (name == "__metadata__") {
-      metadata_ = parse_metadata(entry, path);
-      continue;
-    }
-    tensors_.emplace(name, parse_entry(name, entry, data, data_size, path));
-  }
+  SafetensorsHeader header = parse_safetensors_buffer(static_cast<const uint8_t*>(addr), size, path);
+  tensors_ = std::move(header.tensors);
+  metadata_ = std::move(header.metadata);
   mapping_ = addr;
   mapping_size_ = size;
   guard.addr = nullptr;
@@ -190,28 +258,45 @@ SafetensorsFile::~SafetensorsFile() {
 
 namespace {
 
+std::string read_text_file(const fs::path& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read {} '{}'", what, path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A shard path is followed only if it stays inside the checkpoint folder by its spelling: a
+// relative path with no ".." step. (Symbolic links inside the folder are followed, as in the
+// Hugging Face cache, whose snapshot files link into its blob store.)
+bool stays_inside_folder(const std::string& shard) {
+  const fs::path path(shard);
+  if (shard.empty() || shard.find('\0') != std::string::npos || path.is_absolute() || path.has_root_name() || path.has_root_directory()) return false;
+  for (const fs::path& part : path)
+    if (part == "..") return false;
+  return path.has_filename();
+}
+
+}  // namespace
+
 // model.safetensors.index.json: {"weight_map": {"tensor": "shard file", ...}, ...}.
-std::map<std::string, std::string> read_weight_map(const fs::path& index_path) {
-  std::ifstream in(index_path);
-  if (!in) fail("cannot read safetensors index '{}'", index_path.string());
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    fail("safetensors index '{}': corrupt JSON: {}", index_path.string(), e.what());
-  }
+std::map<std::string, std::string> parse_safetensors_index(const std::string& json_text,
+                                                           const std::string& index_path) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(json_text.data());
+  json j = parse_with_unique_keys(begin, begin + json_text.size(), fmt::format("safetensors index '{}'", index_path));
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-    fail("safetensors index '{}' has no 'weight_map' object", index_path.string());
+    fail("safetensors index '{}' has no 'weight_map' object", index_path);
   std::map<std::string, std::string> map;
   for (const auto& [name, shard] : j["weight_map"].items()) {
     if (!shard.is_string())
-      fail("safetensors index '{}': tensor '{}' maps to a non-string {}", index_path.string(), name, shard.dump());
+      fail("safetensors index '{}': tensor '{}' maps to a non-string {}", index_path, name, shard.dump());
+    if (!stays_inside_folder(shard.get<std::string>()))
+      fail("safetensors index '{}': tensor '{}' maps to '{}', which is not a file inside the checkpoint folder",
+           index_path, name, shard.get<std::string>());
     map[name] = shard.get<std::string>();
   }
   return map;
 }
-
-}  // namespace
 
 SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir_or_file) {
   fs::path root(dir_or_file);
@@ -224,7 +309,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir_or_file) {
     files_.push_back(std::make_unique<SafetensorsFile>(root.string()));
     description_ = root.string();
   } else if (fs::exists(index_path, ec)) {
-    weight_map = read_weight_map(index_path);
+    weight_map = parse_safetensors_index(read_text_file(index_path, "safetensors index"), index_path.string());
     // Open shards in the order first named so messages and names() are deterministic.
     std::set<std::string> seen;
     std::vector<std::string> shard_paths;

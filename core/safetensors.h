@@ -22,6 +22,23 @@ struct TensorInfo {
   std::string file;             // which file holds it (for error messages)
 };
 
+// The parsed header of a whole .safetensors file held in memory (8-byte little-endian header
+// length, JSON header, data section). Every structural invariant of the format is checked: the
+// header length fits the file, the JSON is an object of unique keys, each entry's dtype, shape and
+// data_offsets agree, and the tensors tile the data section exactly (no overlap, no gap, nothing
+// after the last one), as the reference implementation requires. TensorInfo::data points into
+// `bytes`. Throws DriftError naming `file` and the tensor.
+struct SafetensorsHeader {
+  std::map<std::string, TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
+};
+SafetensorsHeader parse_safetensors_buffer(const uint8_t* bytes, size_t size, const std::string& file);
+
+// model.safetensors.index.json's weight_map (tensor -> shard file). A shard must be a relative
+// path inside the checkpoint folder ("../x", "/x" and "a/../../x" are errors naming the tensor).
+std::map<std::string, std::string> parse_safetensors_index(const std::string& json_text,
+                                                           const std::string& index_path);
+
 // One mapped .safetensors file.
 class SafetensorsFile {
  public:

@@ -297,5 +297,97 @@ TEST_F(SafetensorsTest, WriteRejectsDuplicateNames) {
   expect_error([&] { write_safetensors(file("dup.safetensors"), {{"x", t}, {"x", t}}); }, {"'x'", "dup.safetensors"});
 }
 
+// Hardening item 3: every structural invariant of the format is checked, so a corrupt file is an
+// error and never garbage weights.
+TEST_F(SafetensorsTest, OverlappingTensorsAreAnError) {
+  std::string path = file("overlap.safetensors");
+  write_raw(path,
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+            std::string(12, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "'b'", "overlaps tensor 'a'"});
+  // Two tensors sharing the same bytes are the same overlap.
+  write_raw(path,
+            R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+            std::string(4, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "overlaps"});
+}
+
+TEST_F(SafetensorsTest, RepeatedKeysAreAnError) {
+  std::string path = file("repeat.safetensors");
+  write_raw(path,
+            R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+            std::string(8, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "key 'w' appears more than once"});
+  write_raw(path, R"({"w":{"dtype":"F32","dtype":"F16","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "key 'dtype' appears more than once"});
+}
+
+TEST_F(SafetensorsTest, BytesOwnedByNoTensorAreAnError) {
+  std::string path = file("gap.safetensors");
+  write_raw(path,
+            R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+            std::string(12, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "bytes [4, 8)", "before tensor 'b'"});
+  write_raw(path, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(6, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "bytes [4, 6) at the end"});
+  write_raw(path, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "bytes [0, 4)"});
+}
+
+TEST_F(SafetensorsTest, HeaderMustBeAJsonObjectStartingTheHeader) {
+  std::string path = file("lead.safetensors");
+  write_raw(path, R"(  {"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'));
+  expect_error([&] { SafetensorsFile f(path); }, {path, "must start with '{'"});
+  write_raw(path, "", "");
+  expect_error([&] { SafetensorsFile f(path); }, {path, "must start with '{'"});
+  // Trailing spaces pad the header (allowed, and what write_safetensors does for alignment).
+  write_raw(path, R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}   )", std::string(4, '\0'));
+  EXPECT_EQ(SafetensorsFile(path).tensors().size(), 1u);
+}
+
+TEST_F(SafetensorsTest, ParsesABufferWithoutAFile) {
+  std::string header = R"({"__metadata__":{"format":"pt"},"a":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]}})";
+  std::string bytes(8, '\0');
+  uint64_t len = header.size();
+  std::memcpy(bytes.data(), &len, 8);
+  bytes += header + std::string("\x80\x3f\x00\x40", 4);
+  SafetensorsHeader parsed =
+      parse_safetensors_buffer(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "mem");
+  ASSERT_EQ(parsed.tensors.count("a"), 1u);
+  EXPECT_EQ(parsed.metadata.at("format"), "pt");
+  EXPECT_EQ(to_f32(parsed.tensors.at("a")).as<float>()[0], 1.0f);
+  EXPECT_EQ(to_f32(parsed.tensors.at("a")).as<float>()[1], 2.0f);
+}
+
+TEST_F(SafetensorsTest, IndexMayNameOnlyFilesInsideTheCheckpointFolder) {
+  const std::string outside = drift::test::make_temp_dir("drift-safetensors-outside");
+  write_safetensors((fs::path(outside) / "model.safetensors").string(),
+                    {{"a.weight", make_tensor<float>({1}, DType::F32, {1.f})}});
+  const std::string escape = "../" + fs::path(outside).filename().string() + "/model.safetensors";
+  for (const std::string& shard : {escape, (fs::path(outside) / "model.safetensors").string(),
+                                   std::string("sub/../../x.safetensors"), std::string("")}) {
+    nlohmann::json index = {{"weight_map", {{"a.weight", shard}}}};
+    std::ofstream(file("model.safetensors.index.json")) << index.dump();
+    expect_error([&] { SafetensorsCheckpoint ckpt(dir_); },
+                 {"model.safetensors.index.json", "a.weight", "not a file inside the checkpoint folder"});
+  }
+  fs::remove_all(outside);
+  // A subfolder inside the checkpoint is fine.
+  fs::create_directories(file("shards"));
+  write_safetensors(file("shards/s1.safetensors"), {{"a.weight", make_tensor<float>({1}, DType::F32, {1.f})}});
+  std::ofstream(file("model.safetensors.index.json")) << R"({"weight_map":{"a.weight":"shards/s1.safetensors"}})";
+  EXPECT_EQ(SafetensorsCheckpoint(dir_).names(), std::vector<std::string>{"a.weight"});
+}
+
+TEST_F(SafetensorsTest, IndexWithRepeatedTensorIsAnError) {
+  expect_error([&] { parse_safetensors_index(R"({"weight_map":{"a":"x.safetensors","a":"y.safetensors"}})", "idx"); },
+               {"idx", "key 'a' appears more than once"});
+}
+
+TEST_F(SafetensorsTest, ADirectoryIsNotASafetensorsFile) {
+  fs::create_directories(file("model.safetensors"));
+  expect_error([&] { SafetensorsCheckpoint ckpt(dir_); }, {"model.safetensors", "not a regular file"});
+}
+
 }  // namespace
 }  // namespace drift
