@@ -1,8 +1,9 @@
 // drift generate: run prompts (text or token ids) through the engine, batched, and print the
 // generated text — streamed for a single prompt — or one JSON object per prompt.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <iostream>
+#include <cstring>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -31,9 +32,13 @@ struct GenerateArgs {
   bool ignore_eos = false;
 };
 
+// One prompt as given on the command line. A prompt that cannot even be tokenized (invalid UTF-8,
+// a BOS the tokenizer cannot supply) fails alone: it carries its error and never reaches the
+// engine, and the others run exactly as they would without it.
 struct Prompt {
   std::vector<int32_t> ids;
-  std::string text;  // empty for --prompt-ids
+  std::string error;              // why it could not become a request
+  std::optional<int64_t> request;  // the engine's id once added
 };
 
 SamplingParams sampling_from(const GenerateArgs& a, const GenerationSection& defaults) {
@@ -58,15 +63,28 @@ void check_cli_sampling(const SamplingParams& params) {
   fail("--{} {}: {}", option, bad->value, bad->requirement);
 }
 
+Prompt prompt_from_text(const std::string& text, const Engine& engine, size_t index) {
+  Prompt p;
+  if (!engine.tokenizer()) {
+    p.error = "--prompt needs a tokenizer, and the model directory has none; use --prompt-ids";
+    return p;
+  }
+  try {
+    p.ids = engine.tokenizer()->encode_prompt(text);
+  } catch (const DriftError& e) {
+    p.error = fmt::format("--prompt (prompt {}): {}", index, e.what());
+  }
+  return p;
+}
+
 std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine) {
   std::vector<Prompt> prompts;
   for (const po::option& option : a.ordered) {
     for (const std::string& value : option.value) {
       if (option.string_key == "prompt") {
-        if (!engine.tokenizer()) fail("--prompt needs a tokenizer, and the model directory has none; use --prompt-ids");
-        prompts.push_back({engine.tokenizer()->encode_prompt(value), value});
+        prompts.push_back(prompt_from_text(value, engine, prompts.size()));
       } else if (option.string_key == "prompt-ids") {
-        prompts.push_back({parse_id_list(value, "--prompt-ids"), ""});
+        prompts.push_back(Prompt{parse_id_list(value, "--prompt-ids"), "", std::nullopt});
       }
     }
   }
@@ -96,6 +114,18 @@ nlohmann::json result_json(const Engine& engine, const Sequence& seq, double sec
   return j;
 }
 
+// A prompt that never became a request: the same fields, nothing generated.
+nlohmann::json failed_prompt_json(const Prompt& prompt) {
+  return {{"prompt_ids", prompt.ids}, {"output_ids", nlohmann::json::array()}, {"text", ""},
+          {"finish_reason", finish_reason_name(FinishReason::Error)}, {"error", prompt.error}};
+}
+
+// Text goes out with its length, never as a C string: generated text may contain NUL bytes.
+void write_stdout(const std::string& text) {
+  if (!text.empty() && std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
+    fail("writing the generated text to standard output failed: {}", std::strerror(errno));
+}
+
 // Runs all requests to completion; with `stream`, prints the single request's text as it grows.
 void run_all(Engine& engine, bool stream) {
   std::optional<StreamingDecoder> streamer;
@@ -103,11 +133,34 @@ void run_all(Engine& engine, bool stream) {
   while (engine.has_unfinished()) {
     for (const RequestOutput& out : engine.step()) {
       if (!streamer || out.new_tokens.empty()) continue;
-      std::fputs(streamer->push(out.new_tokens).c_str(), stdout);
-      std::fflush(stdout);
+      write_stdout(streamer->push(out.new_tokens));
+      if (std::fflush(stdout) != 0) fail("writing the generated text to standard output failed: {}", std::strerror(errno));
     }
   }
-  if (streamer) std::fputs(streamer->finish().c_str(), stdout);
+  if (streamer) write_stdout(streamer->finish());
+}
+
+// The generated text, or the output ids as a JSON list when the model has no tokenizer.
+std::string output_text(const Engine& engine, const Sequence& seq) {
+  return engine.tokenizer() ? decode(engine, seq.output) : nlohmann::json(seq.output).dump();
+}
+
+// Plain-text output of several prompts: each result under a header line naming its prompt and how
+// it ended, so a failed prompt leaves a visible trace and results cannot run into each other.
+void print_plain_result(size_t index, const Prompt& prompt, const Engine& engine) {
+  if (!prompt.request) {
+    std::printf("[prompt %zu] finish_reason=error\n", index);
+    return;
+  }
+  const Sequence& seq = engine.request(*prompt.request);
+  std::printf("[prompt %zu] finish_reason=%s output_tokens=%ld\n", index, finish_reason_name(seq.finish_reason),
+              static_cast<long>(seq.stats.output_tokens));
+  write_stdout(output_text(engine, seq));
+  std::printf("\n");
+}
+
+std::string prompt_error(const Prompt& prompt, const Engine& engine) {
+  return prompt.request ? engine.request(*prompt.request).error : prompt.error;
 }
 
 int run_generate(const std::vector<std::string>& args) {
@@ -140,32 +193,33 @@ int run_generate(const std::vector<std::string>& args) {
   const SamplingParams params = sampling_from(a, config.generation);
   check_cli_sampling(params);
   auto engine = Engine::from_config(config);
-  const std::vector<Prompt> prompts = collect_prompts(a, *engine);
+  std::vector<Prompt> prompts = collect_prompts(a, *engine);
 
-  std::vector<int64_t> ids;
-  for (const auto& p : prompts) ids.push_back(engine->add_request(p.ids, params));
-  const bool stream = !a.json && prompts.size() == 1;
+  for (Prompt& p : prompts)
+    if (p.error.empty()) p.request = engine->add_request(p.ids, params);
+  const bool stream = !a.json && prompts.size() == 1 && engine->tokenizer();
   const auto start = Clock::now();
   run_all(*engine, stream);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   bool any_error = false;
   int64_t total_tokens = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const Sequence& seq = engine->request(ids[i]);
-    total_tokens += seq.stats.output_tokens;
-    any_error |= seq.finish_reason == FinishReason::Error;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const Prompt& prompt = prompts[i];
+    const Sequence* seq = prompt.request ? &engine->request(*prompt.request) : nullptr;
+    const bool failed = !seq || seq->finish_reason == FinishReason::Error;
+    if (seq) total_tokens += seq->stats.output_tokens;
+    any_error |= failed;
+    if (failed) std::fprintf(stderr, "drift generate: prompt %zu failed: %s\n", i, prompt_error(prompt, *engine).c_str());
     if (a.json) {
-      std::cout << result_json(*engine, seq, seconds).dump() << "\n";
-    } else if (seq.finish_reason == FinishReason::Error) {
-      std::cerr << "drift generate: prompt " << i << " failed: " << seq.error << "\n";
-    } else if (!stream) {
-      std::cout << (engine->tokenizer() ? decode(*engine, seq.output) : nlohmann::json(seq.output).dump()) << "\n";
-      if (i + 1 < ids.size()) std::cout << "\n";
+      write_stdout((seq ? result_json(*engine, *seq, seconds) : failed_prompt_json(prompt)).dump() + "\n");
+    } else if (prompts.size() > 1) {
+      print_plain_result(i, prompt, *engine);
+    } else if (!stream && seq && !failed) {
+      write_stdout(output_text(*engine, *seq));
     }
   }
-  if (stream) std::cout << std::endl;
-  std::cout.flush();
+  if (!a.json && prompts.size() == 1) std::printf("\n");
   std::fprintf(stderr, "[stats] %zu prompt(s), %ld tokens in %.3f s (%.1f tokens/s), %ld engine steps\n",
                prompts.size(), static_cast<long>(total_tokens), seconds, seconds > 0 ? total_tokens / seconds : 0.0,
                static_cast<long>(engine->metrics().steps));

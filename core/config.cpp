@@ -106,6 +106,7 @@ void read_plugins(const toml::table& root, EngineConfig& config, const std::stri
     SectionReader r(entry, "plugins." + plugin.name, source);
     r.read("name", plugin.name);
     r.read("path", plugin.path);
+    r.read("optional", plugin.optional);
     r.allow(plugin.name);
     if (const toml::node* settings = entry.get(plugin.name)) {
       if (!settings->is_table()) fail("{}: plugins.{} must be a table of the plugin's settings", source, plugin.name);
@@ -197,6 +198,8 @@ EngineConfig parse_config(const std::string& toml_text, const std::string& sourc
 }
 
 EngineConfig load_config(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail("config file '{}' is a directory, not a TOML file", path);
   std::ifstream in(path);
   if (!in) fail("cannot open config file '{}'", path);
   std::stringstream text;
@@ -221,18 +224,22 @@ SamplingParams sampling_params_from(const GenerationSection& generation) {
 
 void validate_config(const EngineConfig& c) {
   const std::string& src = c.source.empty() ? std::string("config") : c.source;
-  auto positive = [&](const char* key, int64_t v) {
-    if (v < 1) fail("{}: {} = {} must be >= 1", src, key, v);
+  // Every numeric setting has a range; the message names the file, the key, the value and the
+  // range. Upper bounds keep a typo from exhausting the machine (threads, memory) or overflowing
+  // the engine's 32-bit token positions and KV slot numbers.
+  auto in_range = [&](const char* key, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi) fail("{}: {} = {} is out of range [{}, {}]", src, key, v, lo, hi);
   };
   if (std::string bad = check_backend_name(c.engine.backend); !bad.empty())
     fail("{}: engine.backend = \"{}\": {}", src, c.engine.backend, bad);
-  positive("engine.max_batch_size", c.engine.max_batch_size);
-  positive("engine.max_num_tokens", c.engine.max_num_tokens);
-  if (c.engine.max_seq_len < 0) fail("{}: engine.max_seq_len = {} must be >= 0 (0: the model's)", src, c.engine.max_seq_len);
-  if (c.engine.num_threads < 0) fail("{}: engine.num_threads = {} must be >= 0", src, c.engine.num_threads);
-  positive("kv_cache.block_size", c.kv_cache.block_size);
-  if (c.kv_cache.num_pages < 0) fail("{}: kv_cache.num_pages = {} must be >= 0", src, c.kv_cache.num_pages);
-  if (!(c.kv_cache.memory_mb > 0)) fail("{}: kv_cache.memory_mb = {} must be > 0", src, c.kv_cache.memory_mb);
+  in_range("engine.max_batch_size", c.engine.max_batch_size, 1, limits::kMaxBatchSize);
+  in_range("engine.max_num_tokens", c.engine.max_num_tokens, 1, limits::kMaxNumTokens);
+  in_range("engine.max_seq_len", c.engine.max_seq_len, 0, limits::kMaxSeqLen);
+  in_range("engine.num_threads", c.engine.num_threads, 0, limits::kMaxThreads);
+  in_range("kv_cache.block_size", c.kv_cache.block_size, 1, limits::kMaxBlockSize);
+  in_range("kv_cache.num_pages", c.kv_cache.num_pages, 0, limits::kMaxKvSlots / c.kv_cache.block_size);
+  if (!(c.kv_cache.memory_mb > 0 && c.kv_cache.memory_mb <= limits::kMaxMemoryMb))
+    fail("{}: kv_cache.memory_mb = {} is out of range (0, {}]", src, c.kv_cache.memory_mb, limits::kMaxMemoryMb);
   static const std::set<std::string> dtypes = {"auto", "float32", "float16", "bfloat16"};
   if (!dtypes.count(c.kv_cache.dtype))
     fail("{}: kv_cache.dtype = \"{}\" (expected auto, float32, float16 or bfloat16)", src, c.kv_cache.dtype);
@@ -240,8 +247,7 @@ void validate_config(const EngineConfig& c) {
     fail("{}: scheduler.policy = \"{}\" (expected guaranteed_no_evict or max_utilization)", src, c.scheduler.policy);
   if (const auto bad = find_invalid_sampling_param(sampling_params_from(c.generation)))
     fail("{}: generation.{} = {}: {}", src, bad->field, bad->value, bad->requirement);
-  if (c.speculative.max_draft_tokens < 0)
-    fail("{}: speculative.max_draft_tokens = {} must be >= 0", src, c.speculative.max_draft_tokens);
+  in_range("speculative.max_draft_tokens", c.speculative.max_draft_tokens, 0, limits::kMaxDraftTokens);
 }
 
 }  // namespace drift

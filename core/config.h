@@ -11,6 +11,20 @@
 
 namespace drift {
 
+// The accepted range of each numeric setting (docs/config.md lists them). Lower bounds are in
+// validate_config; these upper bounds stop a typo from exhausting the machine (threads, memory)
+// or overflowing the engine's 32-bit token positions and KV slot numbers.
+namespace limits {
+inline constexpr int64_t kMaxBatchSize = 65536;
+inline constexpr int64_t kMaxNumTokens = 1 << 20;
+inline constexpr int64_t kMaxSeqLen = 2147483647;   // positions are int32
+inline constexpr int64_t kMaxThreads = 1024;
+inline constexpr int64_t kMaxBlockSize = 1024;
+inline constexpr int64_t kMaxKvSlots = 2147483647;  // num_pages x block_size: slots are int32
+inline constexpr double kMaxMemoryMb = 16777216.0;  // 16 TiB
+inline constexpr int64_t kMaxDraftTokens = 1024;     // per sequence and step
+}  // namespace limits
+
 struct ModelSection {
   std::string path;  // checkpoint directory
 };
@@ -55,6 +69,7 @@ struct PluginEntry {
   std::string name;
   std::string path;                  // explicit .so path, or "" to search by name
   std::string settings_toml;         // the plugin's own [plugins.<name>] table, as TOML text
+  bool optional = false;             // true: a load failure falls back instead of stopping the engine
 };
 
 struct EngineConfig {

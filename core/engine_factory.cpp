@@ -1,5 +1,8 @@
 // Engine::from_config: turns an EngineConfig into a running engine (backend, weights, KV pages,
 // tokenizer, special tokens), logging the capacity it derived.
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -16,14 +19,31 @@
 namespace drift {
 namespace {
 
+// How the config sized the KV cache, for messages.
+std::string kv_budget_setting(const EngineConfig& config) {
+  return config.kv_cache.num_pages > 0 ? fmt::format("kv_cache.num_pages = {}", config.kv_cache.num_pages)
+                                       : fmt::format("kv_cache.memory_mb = {}", config.kv_cache.memory_mb);
+}
+
 int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
-  if (config.kv_cache.num_pages > 0) return config.kv_cache.num_pages;
-  const auto bytes = static_cast<size_t>(config.kv_cache.memory_mb * 1024.0 * 1024.0);
-  const int64_t pages = layout.pages_for_budget(bytes);
+  int64_t pages = config.kv_cache.num_pages;
+  if (pages == 0) {
+    const auto bytes = static_cast<size_t>(config.kv_cache.memory_mb * 1024.0 * 1024.0);
+    pages = std::min(layout.pages_for_budget(bytes), limits::kMaxKvSlots / config.kv_cache.block_size);
+  }
   if (pages < 1)
-    fail("{}: [kv_cache] memory_mb = {} holds no page ({} bytes per page)", config.source, config.kv_cache.memory_mb,
-         layout.bytes_per_page());
+    fail("{}: {} holds no page ({} bytes per page)", config.source, kv_budget_setting(config), layout.bytes_per_page());
   return pages;
+}
+
+// Host memory is mapped lazily, so an oversized KV budget would only fail once its pages fill,
+// deep into a run; refuse it up front instead, naming the setting.
+void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const KVLayout& layout) {
+  const double kv_mib = static_cast<double>(pages) * layout.bytes_per_page() / 1048576.0;
+  const double host_mib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE) / 1048576.0;
+  if (host_mib > 0 && kv_mib > host_mib)
+    fail("{}: {} asks for a {:.0f} MiB KV cache ({} pages), more than this machine's {:.0f} MiB of memory",
+         config.source, kv_budget_setting(config), kv_mib, pages, host_mib);
 }
 
 }  // namespace
@@ -40,6 +60,11 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (config.engine.max_seq_len > model.max_position_embeddings)
     fail("{}: engine.max_seq_len = {} exceeds the model's max_position_embeddings = {} ({}/config.json)", source,
          config.engine.max_seq_len, model.max_position_embeddings, dir);
+  // Within its sliding window a Mistral model attends to everything, which is what the kernels do.
+  if (model.sliding_window > 0 && config.engine.max_seq_len > model.sliding_window)
+    fail("{}: engine.max_seq_len = {} exceeds the model's sliding_window = {} ({}/config.json); sliding-window "
+         "attention is not implemented, so sequences must stay within the window",
+         source, config.engine.max_seq_len, model.sliding_window, dir);
   if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto backend = create_backend(config.engine.backend);
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
@@ -55,6 +80,11 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.limits.max_num_tokens = config.engine.max_num_tokens;
   options.check_kv_integrity = config.engine.check_kv_integrity;
   options.limits.max_seq_len = config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
+  if (model.sliding_window > 0 && options.limits.max_seq_len > model.sliding_window) {
+    spdlog::info("max_seq_len {} (the model's sliding_window; sliding-window attention is not implemented)",
+                 model.sliding_window);
+    options.limits.max_seq_len = model.sliding_window;
+  }
 
   spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {})", architecture_name(model.arch), dir,
                model.num_layers, model.hidden_size, model.vocab_size);
@@ -71,7 +101,14 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   const SpecialTokens special = checkpoint_special_tokens(dir, tokenizer.get());
   options.eos_ids = special.eos_ids;
 
-  auto runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
+  if (backend->device() == Device::CPU) check_kv_fits_host_memory(config, options.num_pages, layout);
+  std::unique_ptr<ModelRunner> runner;
+  try {
+    runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
+  } catch (const std::bad_alloc&) {
+    fail("{}: out of memory allocating the KV cache ({} pages, {:.1f} MiB; {})", source, options.num_pages,
+         options.num_pages * layout.bytes_per_page() / 1048576.0, kv_budget_setting(config));
+  }
   ModelRunner* runner_view = runner.get();
   auto engine = std::make_unique<Engine>(options, std::move(runner));
   engine->backend_ = std::move(backend);

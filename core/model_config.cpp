@@ -35,6 +35,23 @@ class Fields {
     return v;
   }
   int64_t optional_int(const char* key, int64_t fallback) const { return has(key) ? int_at(key) : fallback; }
+  // A size the engine multiplies with others: positive and at most `max`, so products stay in range.
+  int64_t bounded_int(const char* key, int64_t max) const {
+    const int64_t v = positive_int(key);
+    if (v > max) fail("field '{}{}' in '{}' = {} is out of range [1, {}]", prefix_, key, source_, v, max);
+    return v;
+  }
+  // A finite number in (0, max] (epsilons, rope bases and factors: zero, negative or non-finite
+  // values turn every logit into NaN).
+  double positive_double(const char* key, double fallback, double max) const {
+    const double v = has(key) ? double_at(key) : fallback;
+    if (!(v > 0 && v <= max)) fail("field '{}{}' in '{}' = {} is out of range (0, {}]", prefix_, key, source_, v, max);
+    return v;
+  }
+  double required_positive_double(const char* key, double max) const {
+    if (!has(key)) fail("missing required field '{}{}' in '{}'", prefix_, key, source_);
+    return positive_double(key, 0, max);
+  }
 
   double required_double(const char* key) const {
     if (!has(key)) fail("missing required field '{}{}' in '{}'", prefix_, key, source_);
@@ -118,6 +135,33 @@ int64_t default_max_positions(Architecture arch) {
   return 2048;
 }
 
+// Upper bounds on sizes: generous for any real model, small enough that products of them (weight
+// and KV byte counts, positions) cannot overflow.
+constexpr int64_t kMaxVocab = 2147483647;      // token ids are int32
+constexpr int64_t kMaxPositions = 2147483647;  // positions are int32
+constexpr int64_t kMaxWidth = 1 << 20;         // hidden, intermediate, head_dim
+constexpr int64_t kMaxLayers = 1 << 12;
+constexpr int64_t kMaxHeads = 1 << 12;
+
+// What the engine computes and the keys that would ask for something else: a checkpoint that needs
+// another activation, sliding-window attention or quantized weights is refused, never run wrongly.
+void refuse_unimplemented(const Fields& f, const json& root, const std::string& source) {
+  const std::string act = f.optional_string("hidden_act", "silu");
+  if (act != "silu" && act != "swish")
+    fail("hidden_act = \"{}\" in '{}' is not supported (the engine implements silu)", act, source);
+  if (f.has("quantization_config"))
+    fail("'{}' has a quantization_config: quantized checkpoints are not supported", source);
+  if (f.optional_bool("use_sliding_window", false))
+    fail("use_sliding_window = true in '{}': sliding-window attention is not supported", source);
+  if (f.has("layer_types")) {
+    const json& types = root["layer_types"];
+    if (!types.is_array()) fail("field 'layer_types' in '{}' must be a list, got {}", source, types.dump());
+    for (const json& t : types)
+      if (t != "full_attention")
+        fail("layer_types in '{}' lists {}: only full_attention layers are supported", source, t.dump());
+  }
+}
+
 // Rope settings live either in transformers-5 `rope_parameters` (theta included) or in the legacy
 // top-level `rope_theta` + `rope_scaling` (null when unscaled; `type` in very old configs).
 RopeConfig parse_rope(const json& root, const std::string& source) {
@@ -138,20 +182,26 @@ RopeConfig parse_rope(const json& root, const std::string& source) {
   Fields top(root, "", source);
   Fields p(params ? *params : kEmpty, prefix, source);
   RopeConfig rope;
-  rope.theta = p.optional_double("rope_theta", top.optional_double("rope_theta", 10000.0));
+  const double kMaxRopeValue = 1e12;
+  rope.theta = p.has("rope_theta") ? p.positive_double("rope_theta", 0, kMaxRopeValue)
+                                   : top.positive_double("rope_theta", 10000.0, kMaxRopeValue);
   std::string type = p.optional_string("rope_type", p.optional_string("type", "default"));
   if (type == "default") {
     rope.type = RopeType::Default;
   } else if (type == "linear") {
     rope.type = RopeType::Linear;
-    rope.factor = p.required_double("factor");
+    rope.factor = p.required_positive_double("factor", kMaxRopeValue);
   } else if (type == "llama3") {
     // transformers requires all four for llama3; a silent default would change every frequency.
     rope.type = RopeType::Llama3;
-    rope.factor = p.required_double("factor");
-    rope.low_freq_factor = p.required_double("low_freq_factor");
-    rope.high_freq_factor = p.required_double("high_freq_factor");
-    rope.original_max_position = p.required_int("original_max_position_embeddings");
+    rope.factor = p.required_positive_double("factor", kMaxRopeValue);
+    rope.low_freq_factor = p.required_positive_double("low_freq_factor", kMaxRopeValue);
+    rope.high_freq_factor = p.required_positive_double("high_freq_factor", kMaxRopeValue);
+    rope.original_max_position = p.bounded_int("original_max_position_embeddings", kMaxPositions);
+    // The smoothing between the two bands divides by their difference.
+    if (!(rope.high_freq_factor > rope.low_freq_factor))
+      fail("field '{}high_freq_factor' ({}) in '{}' must be greater than low_freq_factor ({})", prefix,
+           rope.high_freq_factor, source, rope.low_freq_factor);
   } else {
     fail("unsupported rope type '{}' in '{}' (supported: default, linear, llama3)", type, source);
   }
@@ -183,25 +233,33 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   ModelConfig c;
   c.arch = parse_architecture(f, source_name);
   c.model_type = architecture_name(c.arch);
-  c.vocab_size = f.positive_int("vocab_size");
-  c.hidden_size = f.positive_int("hidden_size");
-  c.intermediate_size = f.positive_int("intermediate_size");
-  c.num_layers = f.positive_int("num_hidden_layers");
-  c.num_heads = f.positive_int("num_attention_heads");
-  c.num_kv_heads = f.has("num_key_value_heads") ? f.positive_int("num_key_value_heads") : c.num_heads;
+  refuse_unimplemented(f, root, source_name);
+  c.vocab_size = f.bounded_int("vocab_size", kMaxVocab);
+  c.hidden_size = f.bounded_int("hidden_size", kMaxWidth);
+  c.intermediate_size = f.bounded_int("intermediate_size", kMaxWidth);
+  c.num_layers = f.bounded_int("num_hidden_layers", kMaxLayers);
+  c.num_heads = f.bounded_int("num_attention_heads", kMaxHeads);
+  c.num_kv_heads = f.has("num_key_value_heads") ? f.bounded_int("num_key_value_heads", kMaxHeads) : c.num_heads;
   if (c.num_heads % c.num_kv_heads != 0)
     fail("num_attention_heads ({}) must be a multiple of num_key_value_heads ({}) in '{}'", c.num_heads,
          c.num_kv_heads, source_name);
   if (f.has("head_dim")) {
-    c.head_dim = f.positive_int("head_dim");  // Qwen3: may differ from hidden / heads
+    c.head_dim = f.bounded_int("head_dim", kMaxWidth);  // Qwen3: may differ from hidden / heads
   } else {
     if (c.hidden_size % c.num_heads != 0)
       fail("hidden_size ({}) is not divisible by num_attention_heads ({}) and no head_dim is given in '{}'",
            c.hidden_size, c.num_heads, source_name);
     c.head_dim = c.hidden_size / c.num_heads;
   }
-  c.max_position_embeddings = f.optional_int("max_position_embeddings", default_max_positions(c.arch));
-  c.rms_norm_eps = f.optional_double("rms_norm_eps", 1e-6);
+  // Rotary embeddings rotate pairs of dimensions.
+  if (c.head_dim % 2 != 0) fail("head_dim = {} in '{}' must be even (rotary embeddings rotate pairs)", c.head_dim, source_name);
+  c.max_position_embeddings = f.has("max_position_embeddings") ? f.bounded_int("max_position_embeddings", kMaxPositions)
+                                                               : default_max_positions(c.arch);
+  c.rms_norm_eps = f.positive_double("rms_norm_eps", 1e-6, 1.0);
+  // Mistral's window: attention within it is full attention, so the engine runs such a model
+  // exactly by keeping sequences inside it (engine_factory.cpp). Qwen2/3 apply a window only with
+  // use_sliding_window, refused above.
+  if (c.arch == Architecture::Mistral && f.has("sliding_window")) c.sliding_window = f.bounded_int("sliding_window", kMaxPositions);
   c.tie_word_embeddings = f.optional_bool("tie_word_embeddings", false);
   // Qwen2 always has q/k/v biases (transformers ignores the key); the others opt in.
   c.attention_bias = c.arch == Architecture::Qwen2 ? true : f.optional_bool("attention_bias", false);
@@ -211,6 +269,11 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   c.rope = parse_rope(root, source_name);
   c.bos_token_id = f.optional_token("bos_token_id");
   c.eos_token_ids = f.token_list("eos_token_id");
+  // A special token outside the vocabulary could never be fed or produced: the files disagree.
+  for (int32_t id : c.eos_token_ids)
+    if (id >= c.vocab_size) fail("eos_token_id {} in '{}' is outside the vocabulary [0, {})", id, source_name, c.vocab_size);
+  if (c.bos_token_id && *c.bos_token_id >= c.vocab_size)
+    fail("bos_token_id {} in '{}' is outside the vocabulary [0, {})", *c.bos_token_id, source_name, c.vocab_size);
   return c;
 }
 

@@ -36,6 +36,8 @@ struct ModelConfig {
   int64_t head_dim = 0;                // explicit, or hidden_size / num_heads
   int64_t max_position_embeddings = 0;  // absent: transformers' default (llama 2048, mistral
                                        // 131072, qwen2/qwen3 32768)
+  int64_t sliding_window = 0;          // Mistral's attention window; 0: none (sequences are kept
+                                       // within it, since sliding-window attention is not implemented)
   double rms_norm_eps = 1e-6;
   bool tie_word_embeddings = false;
   bool attention_bias = false;         // q/k/v projections carry a bias (Qwen2: always)

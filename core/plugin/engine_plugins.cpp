@@ -2,9 +2,23 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "core/plugin/host_services.h"
 
 namespace drift {
+namespace {
+
+// A configured plugin is part of the setup the user asked for: when it cannot be loaded the engine
+// does not start (an A/B run silently missing its strategy would measure the wrong thing), unless
+// its [[plugins]] entry says optional = true, which keeps the one-[fallback]-line behaviour.
+void require_loaded(const std::vector<PluginEntry>& entries, const std::vector<PluginInfo>& loaded) {
+  for (size_t i = 0; i < entries.size() && i < loaded.size(); ++i)
+    if (!entries[i].optional && !loaded[i].enabled)
+      fail("plugin '{}' could not be loaded: {} (mark its [[plugins]] entry optional = true to run without it)",
+           loaded[i].name, loaded[i].error);
+}
+
+}  // namespace
 
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                              const ServiceInstaller& install_services)
@@ -15,6 +29,7 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
       make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(), to_drift_device(parts.device),
                       to_drift_dtype(parts.activation_dtype)));
   host_.load_all(config.plugins);
+  require_loaded(config.plugins, host_.plugins());
   const bool speculate = config.speculative.enabled;
   host_.select(speculate ? config.speculative.draft_provider : "", config.speculative.verification);
   max_draft_tokens_ = speculate ? config.speculative.max_draft_tokens : 0;

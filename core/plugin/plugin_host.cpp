@@ -153,8 +153,9 @@ void PluginHost::select(const std::string& draft_provider, const std::string& ve
                       : (p->desc.kinds & kind) || !p->info.enabled ? ""
                                                                     : "is not a " + std::string(role);
     if (why.empty()) return p;  // a plugin that failed at load already logged its [fallback]
-    spdlog::warn("[fallback] {} '{}' {}; continuing without it", role, name, why);
-    return nullptr;
+    // A role given to a plugin that is missing or of the wrong kind is a broken setup, not a
+    // run-time failure: running without the strategy would silently measure something else.
+    fail("speculative: {} = \"{}\" {}", role, name, why);
   };
   draft_provider_ = draft_provider.empty()
                         ? nullptr

@@ -7,6 +7,20 @@
 #include "core/error.h"
 
 namespace drift {
+namespace {
+
+// Boost.DLL reports a failed dlopen as "...(dlerror system message: TEXT): <errno text>", where the
+// errno text is whatever errno held ("Bad file descriptor"), unrelated to the failure. The reason
+// a person can act on is dlerror's TEXT alone.
+std::string load_failure_reason(const std::string& what) {
+  const std::string marker = "dlerror system message: ";
+  const size_t begin = what.find(marker);
+  const size_t end = what.rfind("): ");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return what;
+  return what.substr(begin + marker.size(), end - begin - marker.size());
+}
+
+}  // namespace
 
 struct PluginLibrary::Impl {
   boost::dll::shared_library library;
@@ -20,7 +34,7 @@ PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
     impl_ = std::make_unique<Impl>(Impl{boost::dll::shared_library(
         boost::dll::fs::path(path), mode::rtld_now | mode::rtld_local)});
   } catch (const std::exception& e) {
-    fail("cannot load plugin library '{}': {}", path, e.what());
+    fail("cannot load plugin library '{}': {}", path, load_failure_reason(e.what()));
   }
 }
 

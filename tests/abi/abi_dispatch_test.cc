@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "abi_test_util.h"
+#include "core/error.h"
 #include "support/test_data.h"
 
 namespace drift::test {
@@ -191,15 +192,27 @@ TEST(PluginDispatch, InvalidDraftTreeIsRejectedForThatRequest) {
   EXPECT_THAT(log.fallbacks()[0], HasSubstr("node 2 has token 3 outside the vocabulary; request 2"));
 }
 
+// Hardening item 9: a role given to a missing plugin or one of the wrong kind is a broken setup,
+// an error naming the role and the plugin (it used to be a warning, and the run went on without
+// the strategy it was meant to measure).
 TEST(PluginDispatch, RolesNameConfiguredPluginsOfTheRightKind) {
   LogCapture log;
   PluginHost host;
   host.load_all({entry("opt", DRIFT_ABI_PLUGIN_OPTIONAL_HOOK_NULL)});
-  host.select("opt", "missing");
+  try {
+    host.select("opt", "full");
+    ADD_FAILURE() << "a plugin that is no draft provider was given the role";
+  } catch (const DriftError& e) {
+    EXPECT_STREQ(e.what(), "speculative: draft_provider = \"opt\" is not a draft_provider");
+  }
+  try {
+    host.select("", "missing");
+    ADD_FAILURE() << "an unconfigured verification policy was accepted";
+  } catch (const DriftError& e) {
+    EXPECT_STREQ(e.what(), "speculative: verification_policy = \"missing\" is not configured");
+  }
   EXPECT_FALSE(host.has_draft_provider());
-  ASSERT_EQ(log.fallbacks().size(), 2u);
-  EXPECT_EQ(log.fallbacks()[0], "[fallback] draft_provider 'opt' is not a draft_provider; continuing without it");
-  EXPECT_EQ(log.fallbacks()[1], "[fallback] verification_policy 'missing' is not configured; continuing without it");
+  EXPECT_TRUE(log.fallbacks().empty());
 }
 
 TEST(PluginDispatch, CacheManagerPagesAreTrackedByTheHost) {

@@ -1,8 +1,10 @@
 // Loading and validation: one tiny plugin .so per ABI case (tests/abi/plugins/).
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "abi_test_util.h"
+#include "support/test_data.h"
 
 namespace drift::test {
 namespace {
@@ -118,6 +120,19 @@ TEST(PluginLoad, MissingLibraryNamesThePath) {
   EXPECT_EQ(l.info.error, "plugin library not found: '/nonexistent/dir/libghost.so'");
   ASSERT_EQ(log.fallbacks().size(), 1u);
   EXPECT_THAT(log.fallbacks()[0], HasSubstr("/nonexistent/dir/libghost.so"));
+}
+
+// Hardening item 11: the reason is dlopen's own, without the unrelated errno text ("Bad file
+// descriptor") Boost.DLL appends.
+TEST(PluginLoad, ALibraryThatIsNoSharedObjectSaysWhy) {
+  const std::string dir = make_temp_dir("drift-notelf");
+  const std::string path = dir + "/libnotelf.so";
+  std::ofstream(path) << "not an ELF file";
+  LogCapture log;
+  Loaded l = load(entry("notelf", path));
+  EXPECT_FALSE(l.info.enabled);
+  EXPECT_EQ(l.info.error, "cannot load plugin library '" + path + "': " + path + ": file too short");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PluginLoad, NameIsResolvedOnDriftPluginPath) {

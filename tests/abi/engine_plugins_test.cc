@@ -4,6 +4,9 @@
 // the host services tell a plugin the truth about the run (the service probe); and the
 // recording plugin sees every hook in the documented order with the right arguments across a
 // run with prefix-cache hits, preemption and abort.
+#include <sys/wait.h>
+
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -12,6 +15,7 @@
 
 #include "abi_test_util.h"
 #include "core/engine.h"
+#include "core/error.h"
 #include "core/plugin/engine_plugins.h"
 #include "support/test_data.h"
 
@@ -210,16 +214,50 @@ TEST(EnginePlugins, HostServicesDescribeTheRunTruthfully) {
                             std::to_string(DRIFT_DEVICE_CPU) + " dtype=" + std::to_string(DRIFT_DTYPE_F32));
 }
 
-TEST(EnginePlugins, PluginThatFailsToLoadIsSkippedAndTheEngineRuns) {
+// Hardening item 9: a configured plugin that cannot be loaded stops the engine with the reason...
+TEST(EnginePlugins, RequiredPluginThatFailsToLoadStopsTheEngine) {
+  for (const auto& [path, reason] : {std::pair<std::string, std::string>{DRIFT_ABI_PLUGIN_WRONG_MAJOR, "(major 2 != 1)"},
+                                     {"/no/such/plugin.so", "plugin library not found: '/no/such/plugin.so'"}}) {
+    EngineConfig config = base_config(256, 16, "guaranteed_no_evict");
+    config.plugins.push_back(entry("p", path));
+    try {
+      Engine::from_config(config);
+      ADD_FAILURE() << "the engine started without its configured plugin " << path;
+    } catch (const DriftError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("plugin 'p' could not be loaded: "));
+      EXPECT_THAT(e.what(), HasSubstr(reason));
+      EXPECT_THAT(e.what(), HasSubstr("optional = true"));
+    }
+  }
+}
+
+// ...unless its entry says optional = true: then it is skipped with one [fallback] line each and the
+// engine runs exactly as without it.
+TEST(EnginePlugins, OptionalPluginThatFailsToLoadIsSkippedAndTheEngineRuns) {
   const auto expected = plugin_free_outputs();
   LogCapture log;
   EngineConfig config = base_config(256, 16, "guaranteed_no_evict");
   config.plugins.push_back(entry("old", DRIFT_ABI_PLUGIN_WRONG_MAJOR));
   config.plugins.push_back(entry("gone", "/no/such/plugin.so"));
+  for (PluginEntry& e : config.plugins) e.optional = true;
   auto engine = Engine::from_config(config);
   EXPECT_EQ(run(*engine), expected);
   EXPECT_EQ(log.fallbacks().size(), 2u) << ::testing::PrintToString(log.lines());
   EXPECT_THAT(log.matching("/no/such/plugin.so"), ::testing::Not(::testing::IsEmpty()));
+}
+
+// The same through the binary: exit code 1 and the reason on stderr, nothing on stdout.
+TEST(EnginePlugins, DriftRefusesToRunWithoutARequiredPlugin) {
+  const std::string dir = make_temp_dir("drift-required");
+  std::ofstream(dir + "/c.toml") << "schema_version = 1\n[model]\npath = \"" + test_data_path("models/stories260K") +
+                                        "\"\n[[plugins]]\nname = \"p\"\npath = \"/no/such/plugin.so\"\n";
+  FILE* pipe = popen((drift_exe() + " generate --config " + dir + "/c.toml --prompt-ids 1,403 2>&1").c_str(), "r");
+  std::string output;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
+  EXPECT_EQ(WEXITSTATUS(pclose(pipe)), 1) << output;
+  EXPECT_THAT(output, HasSubstr("error: plugin 'p' could not be loaded: plugin library not found: '/no/such/plugin.so'"));
+  std::filesystem::remove_all(dir);
 }
 
 // ---- the recording plugin across a run with cache hits, preemption and abort ---------------

@@ -91,10 +91,63 @@ TEST(ConfigTest, ErrorsNameKeyValueAndFile) {
             "bad.toml: engine.backend = \"tpu\": must be \"cpu\" or \"cuda\"");
   EXPECT_NE(error_of("schema_version = 1\n[scheduler]\npolicy = \"fast\"\n").find("scheduler.policy = \"fast\""),
             std::string::npos);
-  EXPECT_NE(error_of("schema_version = 1\n[kv_cache]\nblock_size = 0\n").find("kv_cache.block_size = 0 must be >= 1"),
+  EXPECT_NE(error_of("schema_version = 1\n[kv_cache]\nblock_size = 0\n").find("kv_cache.block_size = 0 is out of range [1, 1024]"),
             std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\n[engine\n").find("bad.toml: TOML syntax error at line 2"), std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\nengine = 3\n").find("'engine' must be a table"), std::string::npos);
+}
+
+// Hardening items 1, 7 and 11: every numeric setting has a range, and the message names the file,
+// the key, the value and the range.
+TEST(ConfigTest, NumericSettingsAreBoundedNamingTheRange) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[engine]\nnum_threads = 100000\n", "bad.toml: engine.num_threads = 100000 is out of range [0, 1024]"},
+      {"[engine]\nnum_threads = 4294967297\n", "bad.toml: engine.num_threads = 4294967297 is out of range [0, 1024]"},
+      {"[engine]\nnum_threads = -1\n", "bad.toml: engine.num_threads = -1 is out of range [0, 1024]"},
+      {"[engine]\nmax_batch_size = 0\n", "bad.toml: engine.max_batch_size = 0 is out of range [1, 65536]"},
+      {"[engine]\nmax_batch_size = 1000000\n", "bad.toml: engine.max_batch_size = 1000000 is out of range [1, 65536]"},
+      {"[engine]\nmax_num_tokens = 2000000\n", "bad.toml: engine.max_num_tokens = 2000000 is out of range [1, 1048576]"},
+      {"[engine]\nmax_seq_len = 4294967296\n",
+       "bad.toml: engine.max_seq_len = 4294967296 is out of range [0, 2147483647]"},
+      {"[kv_cache]\nblock_size = 4096\n", "bad.toml: kv_cache.block_size = 4096 is out of range [1, 1024]"},
+      {"[kv_cache]\nnum_pages = 1000000000\n", "bad.toml: kv_cache.num_pages = 1000000000 is out of range [0, 134217727]"},
+      {"[kv_cache]\nmemory_mb = inf\n", "bad.toml: kv_cache.memory_mb = inf is out of range (0, 16777216]"},
+      {"[kv_cache]\nmemory_mb = nan\n", "bad.toml: kv_cache.memory_mb = nan is out of range (0, 16777216]"},
+      {"[kv_cache]\nmemory_mb = 1e8\n", "bad.toml: kv_cache.memory_mb = 100000000 is out of range (0, 16777216]"},
+      {"[kv_cache]\nmemory_mb = 0\n", "bad.toml: kv_cache.memory_mb = 0 is out of range (0, 16777216]"},
+      {"[speculative]\nmax_draft_tokens = 1000000000\n",
+       "bad.toml: speculative.max_draft_tokens = 1000000000 is out of range [0, 1024]"},
+      {"[speculative]\nmax_draft_tokens = -1\n", "bad.toml: speculative.max_draft_tokens = -1 is out of range [0, 1024]"},
+  };
+  for (const auto& [text, message] : cases) EXPECT_EQ(error_of("schema_version = 1\n" + text), message) << text;
+  // The bounds themselves are accepted.
+  EXPECT_EQ(parse_config("schema_version = 1\n[engine]\nnum_threads = 1024\n[speculative]\nmax_draft_tokens = 1024\n"
+                         "[kv_cache]\nmemory_mb = 16777216\n",
+                         "ok.toml", "")
+                .engine.num_threads,
+            1024);
+}
+
+TEST(ConfigTest, ADirectoryIsNotAConfigFile) {
+  const std::string dir = test::make_temp_dir("drift-config-dir");
+  try {
+    load_config(dir);
+    ADD_FAILURE() << "a directory was read as a config";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()), "config file '" + dir + "' is a directory, not a TOML file");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigTest, PluginEntriesMayBeOptional) {
+  EngineConfig c = parse_config("schema_version = 1\n[[plugins]]\nname = \"a\"\noptional = true\n[[plugins]]\nname = \"b\"\n",
+                                "p.toml", "");
+  ASSERT_EQ(c.plugins.size(), 2u);
+  EXPECT_TRUE(c.plugins[0].optional);
+  EXPECT_FALSE(c.plugins[1].optional) << "a configured plugin is required unless it says otherwise";
+  EXPECT_NE(error_of("schema_version = 1\n[[plugins]]\nname = \"a\"\noptional = 1\n")
+                .find("key 'plugins.a.optional' has the wrong type (expected a boolean"),
+            std::string::npos);
 }
 
 TEST(ConfigTest, GenerationValuesAreCheckedAtLoadNamingFileKeyAndValue) {

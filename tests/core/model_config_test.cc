@@ -220,6 +220,62 @@ TEST(ModelConfigErrors, InconsistentShapesAndMissingFile) {
   std::filesystem::remove_all(empty_dir);
 }
 
+// Hardening item 4: every field the model uses is checked for range and meaning, and what the
+// engine does not implement is refused instead of computed differently.
+TEST(ModelConfigErrors, ImpossibleValuesAreRefusedNamingFieldAndRange) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {R"("rms_norm_eps": -1)", {"rms_norm_eps", "-1", "out of range (0, 1]"}},
+      {R"("rms_norm_eps": 0)", {"rms_norm_eps", "out of range (0, 1]"}},
+      {R"("rms_norm_eps": 5)", {"rms_norm_eps", "out of range (0, 1]"}},
+      {R"("rope_theta": 0)", {"rope_theta", "out of range"}},
+      {R"("rope_theta": -10000)", {"rope_theta", "out of range"}},
+      {R"("rope_scaling": {"type": "linear", "factor": 0})", {"rope_scaling.factor", "out of range"}},
+      {R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 4.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192})",
+       {"high_freq_factor", "must be greater than low_freq_factor"}},
+      {R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 0})",
+       {"original_max_position_embeddings", "must be positive"}},
+      {R"("max_position_embeddings": 0)", {"max_position_embeddings", "must be positive"}},
+      {R"("max_position_embeddings": 4294967296)", {"max_position_embeddings", "out of range [1, 2147483647]"}},
+      {R"("num_key_value_heads": 0)", {"num_key_value_heads", "must be positive"}},
+      {R"("head_dim": 5)", {"head_dim = 5", "must be even"}},
+      {R"("head_dim": 4194304)", {"head_dim", "out of range [1, 1048576]"}},
+      {R"("eos_token_id": 32)", {"eos_token_id 32", "outside the vocabulary [0, 32)"}},
+      {R"("eos_token_id": [2, 99])", {"eos_token_id 99", "outside the vocabulary"}},
+      {R"("bos_token_id": 40)", {"bos_token_id 40", "outside the vocabulary"}},
+  };
+  for (const auto& [extra, parts] : cases) {
+    SCOPED_TRACE(extra);
+    std::vector<std::string> expected = parts;
+    expected.push_back("cfg.json");
+    expect_error([&] { parse_model_config(with(extra), "cfg.json"); }, expected);
+  }
+  std::string huge = with("");
+  huge.replace(huge.find("\"num_hidden_layers\": 1"), 22, R"("num_hidden_layers": 1000000)");
+  expect_error([&] { parse_model_config(huge, "cfg.json"); }, {"num_hidden_layers", "out of range [1, 4096]"});
+}
+
+TEST(ModelConfigErrors, WhatTheEngineDoesNotImplementIsRefused) {
+  expect_error([] { parse_model_config(with(R"("hidden_act": "gelu")"), "cfg.json"); },
+               {"hidden_act = \"gelu\"", "cfg.json", "not supported", "silu"});
+  expect_error([] { parse_model_config(with(R"("hidden_act": 3)"), "cfg.json"); }, {"hidden_act", "string"});
+  expect_error([] { parse_model_config(with(R"("quantization_config": {"quant_method": "awq"})"), "cfg.json"); },
+               {"quantization_config", "cfg.json"});
+  expect_error([] { parse_model_config(with(R"("use_sliding_window": true, "sliding_window": 8)"), "cfg.json"); },
+               {"use_sliding_window", "not supported"});
+  expect_error([] { parse_model_config(with(R"("layer_types": ["full_attention", "sliding_attention"])"), "cfg.json"); },
+               {"layer_types", "\"sliding_attention\"", "full_attention"});
+  // SiLU under either name, and layers that are all full attention, are what the engine computes.
+  EXPECT_NO_THROW(parse_model_config(with(R"("hidden_act": "swish", "layer_types": ["full_attention"])"), "cfg.json"));
+}
+
+TEST(ModelConfigDefaults, MistralSlidingWindowIsKept) {
+  EXPECT_EQ(parse_model_config(with(R"("sliding_window": 4096)"), "s").sliding_window, 4096);
+  EXPECT_EQ(parse_model_config(with(R"("sliding_window": null)"), "s").sliding_window, 0);
+  expect_error([] { parse_model_config(with(R"("sliding_window": 0)"), "s"); }, {"sliding_window", "must be positive"});
+}
+
 // parameter_count() from config.json alone must equal what the checkpoint actually stores.
 void expect_parameter_count_matches_checkpoint(const std::string& relative) {
   std::string dir = drift::test::test_data_path(relative);
