@@ -2,6 +2,7 @@
 // safetensors (tensors "logits" and "ids"), with the sequence's perplexity on stdout.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
@@ -42,6 +43,10 @@ int run_score(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift score (--config F | --model DIR) --ids 1,2,3 --out F")) return 0;
   if (ids_text.empty() == prompt.empty()) fail("give exactly one of --ids or --prompt");
+  if (vm.count("out") && out_path.empty()) fail("--out '': give the path of the .safetensors file to write");
+  std::error_code ec;
+  if (!out_path.empty() && std::filesystem::is_directory(out_path, ec))
+    fail("--out '{}' is a directory; give the path of the .safetensors file to write", out_path);
 
   auto engine = Engine::from_config(resolve_engine_config(source));
   std::vector<int32_t> ids;

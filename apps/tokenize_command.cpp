@@ -2,6 +2,7 @@
 // checkpoint's tokenizer_config.json says), or the plain encoding with --no-special-tokens
 // (what HF's add_special_tokens=False and the goldens give); --decode turns ids back into text.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -117,6 +118,8 @@ void print_ids(const Tokenizer& tok, const std::string& text, const TokenizeOpti
 // One input per line. A CRLF file gives the same inputs as an LF one: the \r is a line ending,
 // not text (it would otherwise become an extra token).
 void print_file_ids(const Tokenizer& tok, const TokenizeOptions& o) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(*o.file, ec)) fail("option '--file': {} is a directory, not a text file", *o.file);
   std::ifstream in(*o.file, std::ios::binary);
   if (!in) fail("option '--file': cannot open {}", *o.file);
   std::string line;

@@ -7,8 +7,10 @@
 namespace drift {
 
 int64_t worst_case_pages(const Sequence& seq, int64_t max_seq_len, const KVCacheManager& kv) {
-  const int64_t remaining_new = seq.params.max_new_tokens - static_cast<int64_t>(seq.output.size());
-  const int64_t tokens = std::min(seq.total_len() + std::max<int64_t>(remaining_new, 0), max_seq_len);
+  // max_new_tokens may be as large as int64 allows ("until max_seq_len"): clamp before adding.
+  const int64_t remaining_new =
+      std::clamp<int64_t>(seq.params.max_new_tokens - static_cast<int64_t>(seq.output.size()), 0, max_seq_len);
+  const int64_t tokens = std::min(seq.total_len() + remaining_new, max_seq_len);
   return kv.pages_for_tokens(tokens);
 }
 

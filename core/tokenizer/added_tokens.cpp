@@ -57,7 +57,8 @@ AddedTokens::AddedTokens(const json& list, const std::string& field)
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string where = fmt::format("{}[{}]", field, i);
     const json& id = require(list[i], "id", where);
-    if (!id.is_number_integer() || id.get<int64_t>() < 0) fail("{}.id must be a non-negative integer, got {}", where, id.dump());
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+      fail("{}.id must be a non-negative 32-bit integer, got {}", where, id.dump());
     AddedToken t;
     t.id = id.get<int32_t>();
     t.content = require_string(list[i], "content", where);

@@ -48,6 +48,7 @@ class AddedTokens {
   const AddedToken* find_id(int32_t id) const;
   std::optional<int32_t> find_content(std::string_view content) const;
   bool empty() const { return tokens_.empty(); }
+  size_t size() const { return tokens_.size(); }
   int32_t max_id() const;
 
  private:

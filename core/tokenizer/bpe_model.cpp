@@ -35,10 +35,14 @@ BpeModel::BpeModel(const json& spec, const std::string& field) {
 void BpeModel::load_vocab(const json& vocab, const std::string& field) {
   if (!vocab.is_object()) fail("{} must be an object mapping token to id, got {}", field, vocab.type_name());
   vocab_.reserve(vocab.size());
+  const int64_t id_limit = token_id_limit(vocab.size());
   for (const auto& [token, id] : vocab.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
       fail("{}['{}'] must be a non-negative integer id, got {}", field, token, id.dump());
     auto value = id.get<int32_t>();
+    if (value >= id_limit)
+      fail("{}['{}'] = {}: ids of a {}-token vocabulary must be below {} (gaps are allowed up to 4x its size)", field,
+           token, value, vocab.size(), id_limit);
     vocab_.emplace(token, value);
     if (static_cast<size_t>(value) >= id_to_token_.size()) id_to_token_.resize(value + 1);
     id_to_token_[value] = token;

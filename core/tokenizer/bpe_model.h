@@ -3,6 +3,7 @@
 // unk for characters outside the vocabulary), then adjacent pairs are merged lowest rank first
 // (leftmost on ties) until no ranked pair remains - the same priority-queue algorithm as HF, so
 // results match it exactly. Results are cached per word.
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -14,6 +15,14 @@
 #include <nlohmann/json.hpp>
 
 namespace drift {
+
+// The largest token id (exclusive) a tokenizer.json with `entries` tokens may use. Ids may leave
+// gaps, but tables are indexed by id, so one absurd id (10^8 in a 3-token file) must not cost
+// gigabytes: gaps are allowed up to 4x the entry count (at least 65536), far beyond any real
+// vocabulary's.
+inline int64_t token_id_limit(size_t entries) {
+  return std::max<int64_t>(65536, 4 * static_cast<int64_t>(entries));
+}
 
 class BpeModel {
  public:

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/tokenizer/bpe_model.h"
 #include "core/tokenizer/json_fields.h"
 #include "core/tokenizer/json_tokenizer.h"
 #include "core/tokenizer/post_processor.h"
@@ -39,6 +40,10 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const json& doc, const std::strin
     JsonTokenizerParts parts;
     parts.model = make_model(doc);
     parts.added = AddedTokens(field_or_null(doc, "added_tokens"), "added_tokens");
+    const int64_t id_limit = token_id_limit(static_cast<size_t>(parts.model->size()) + parts.added.size());
+    if (parts.added.max_id() >= id_limit)
+      fail("added_tokens: id {} is too large: ids of this {}-token vocabulary must be below {}", parts.added.max_id(),
+           static_cast<size_t>(parts.model->size()) + parts.added.size(), id_limit);
     parts.normalizer = make_normalizer(field_or_null(doc, "normalizer"), "normalizer");
     parts.pre_tokenizer = make_pre_tokenizer(field_or_null(doc, "pre_tokenizer"), "pre_tokenizer");
     parts.decoder = make_decoder(field_or_null(doc, "decoder"), "decoder");

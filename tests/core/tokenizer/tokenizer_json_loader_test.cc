@@ -43,6 +43,23 @@ void expect_error(const json& doc, const std::vector<std::string>& fragments) {
   for (const auto& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << "'" << f << "' not in: " << message;
 }
 
+// Hardening item 12: tables are indexed by id, so one id of 10^8 in a tiny file used to allocate
+// 3 GB. Ids may leave gaps, but only up to 4x the vocabulary (at least 65536).
+TEST(TokenizerJsonLoader, AbsurdTokenIdsAreRefusedBeforeAllocating) {
+  json doc = tiny_bpe();
+  doc["model"]["vocab"]["abc"] = 100000000;
+  expect_error(doc, {"model.vocab['abc'] = 100000000", "must be below 65536"});
+  doc = tiny_bpe();
+  doc["added_tokens"] = json::parse(R"([{"id": 100000000, "content": "<x>", "special": true}])");
+  expect_error(doc, {"added_tokens: id 100000000 is too large", "must be below 65536"});
+  doc["added_tokens"] = json::parse(R"([{"id": 4294967297, "content": "<x>", "special": true}])");
+  expect_error(doc, {"added_tokens[0].id must be a non-negative 32-bit integer, got 4294967297"});
+  // A gap well inside the bound is fine.
+  doc = tiny_bpe();
+  doc["model"]["vocab"]["abc"] = 60000;
+  EXPECT_EQ(tokenizer_from_json(doc, "gap")->encode("abc"), std::vector<int32_t>{60000});
+}
+
 TEST(TokenizerJsonLoader, TinyBpeMergesByRank) {
   auto tok = tokenizer_from_json(tiny_bpe(), "tiny");
   EXPECT_EQ(tok->encode("abc"), (std::vector<int32_t>{4}));
