@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace drift {
 
@@ -221,12 +222,7 @@ const char* architecture_name(Architecture arch) {
 }
 
 ModelConfig parse_model_config(const std::string& json_text, const std::string& source_name) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    fail("corrupt JSON in '{}': {}", source_name, e.what());
-  }
+  const json root = parse_json_input(json_text, source_name);
   if (!root.is_object()) fail("'{}' is not a JSON object", source_name);
   Fields f(root, "", source_name);
 

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_input.h"
 
 namespace drift {
 
@@ -123,33 +124,6 @@ std::map<std::string, std::string> parse_metadata(const json& j, const std::stri
   return out;
 }
 
-// nlohmann keeps the last of repeated keys; the format forbids them (two tensors of one name, or
-// two dtypes of one tensor, make a file that other readers see differently), so the parse
-// records every object's keys and refuses a repeat at any depth.
-json parse_with_unique_keys(const uint8_t* begin, const uint8_t* end, const std::string& what) {
-  std::vector<std::set<std::string>> open_objects;
-  std::string repeated;
-  auto track_keys = [&](int, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::object_start) {
-      open_objects.emplace_back();
-    } else if (event == json::parse_event_t::object_end) {
-      open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && !open_objects.back().insert(parsed.get<std::string>()).second &&
-               repeated.empty()) {
-      repeated = parsed.get<std::string>();
-    }
-    return true;
-  };
-  json header;
-  try {
-    header = json::parse(begin, end, track_keys);
-  } catch (const json::exception& e) {
-    fail("{}: corrupt JSON: {}", what, e.what());
-  }
-  if (!repeated.empty()) fail("{}: key '{}' appears more than once", what, repeated);
-  return header;
-}
-
 // The tensors must tile the data section: sorted by offset each starts where the previous one
 // ended, the first at 0 and the last at the end. This rules out overlapping tensors (one write
 // would change another) and hidden bytes (polyglot files), as the reference reader does.
@@ -203,8 +177,8 @@ SafetensorsHeader parse_safetensors_buffer(const uint8_t* bytes, size_t size, co
   const uint8_t* header_begin = bytes + kHeaderLengthBytes;
   if (header_len == 0 || header_begin[0] != '{')
     fail("safetensors file '{}': the JSON header must start with '{{'", path);
-  json header = parse_with_unique_keys(header_begin, header_begin + header_len,
-                                       fmt::format("safetensors file '{}': JSON header", path));
+  json header = parse_json_input(std::string_view(reinterpret_cast<const char*>(header_begin), header_len),
+                                 fmt::format("safetensors file '{}': JSON header", path));
   if (!header.is_object()) fail("safetensors file '{}': JSON header is not an object", path);
 
   const uint8_t* data = header_begin + header_len;
@@ -282,8 +256,7 @@ bool stays_inside_folder(const std::string& shard) {
 // model.safetensors.index.json: {"weight_map": {"tensor": "shard file", ...}, ...}.
 std::map<std::string, std::string> parse_safetensors_index(const std::string& json_text,
                                                            const std::string& index_path) {
-  const auto* begin = reinterpret_cast<const uint8_t*>(json_text.data());
-  json j = parse_with_unique_keys(begin, begin + json_text.size(), fmt::format("safetensors index '{}'", index_path));
+  json j = parse_json_input(json_text, fmt::format("safetensors index '{}'", index_path));
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
     fail("safetensors index '{}' has no 'weight_map' object", index_path);
   std::map<std::string, std::string> map;

@@ -13,6 +13,8 @@
 //    Instruct lists several in generation_config.json). The tokenizer's own eos_token comes first:
 //    it is the one add_eos appends.
 //  - add_bos / add_eos: tokenizer_config.json's add_bos_token / add_eos_token when present.
+#include <charconv>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -20,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace drift {
@@ -30,13 +33,8 @@ namespace fs = std::filesystem;
 
 std::optional<json> read_json_if_present(const fs::path& path) {
   if (!fs::exists(path)) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) fail("cannot open {}", path.string());
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    fail("{} is not valid JSON: {}", path.string(), e.what());
-  }
+  if (fs::is_directory(path)) fail("{} is a directory, not a JSON file", path.string());
+  return read_json_file(path.string());
 }
 
 // An id field: int, list of ints, or null/absent (empty result).
@@ -44,7 +42,7 @@ std::vector<int32_t> read_ids(const json& file, const std::string& key, const fs
   if (!file.contains(key) || file[key].is_null()) return {};
   const json& v = file[key];
   auto as_id = [&](const json& x) -> int32_t {
-    if (!x.is_number_integer() || x.get<int64_t>() < 0)
+    if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > INT32_MAX)
       fail("{}: field '{}' must be a non-negative integer or a list of them, got {}", path.string(),
            key, v.dump());
     return x.get<int32_t>();
@@ -97,14 +95,12 @@ std::optional<bool> read_bool(const json& cfg, const std::string& key, const fs:
 std::optional<int32_t> lookup_added_tokens_decoder(const json& cfg, const std::string& content) {
   if (!cfg.contains("added_tokens_decoder") || !cfg["added_tokens_decoder"].is_object())
     return std::nullopt;
-  for (const auto& [id, token] : cfg["added_tokens_decoder"].items()) {
-    if (token.is_object() && token.value("content", std::string()) == content) {
-      try {
-        return static_cast<int32_t>(std::stol(id));
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-    }
+  for (const auto& [key, token] : cfg["added_tokens_decoder"].items()) {
+    if (!token.is_object() || !token.contains("content") || token["content"] != content) continue;
+    // The key is the id as decimal text; anything else (a sign, a value beyond int32) names no id.
+    int32_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec == std::errc() && end == key.data() + key.size() && id >= 0) return id;
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_input.h"
 #include "core/tokenizer/bpe_model.h"
 #include "core/tokenizer/json_fields.h"
 #include "core/tokenizer/json_tokenizer.h"
@@ -57,15 +58,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const json& doc, const std::strin
 }
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open {}", path);
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {
-    fail("{} is not valid JSON: {}", path, e.what());
-  }
-  return tokenizer_from_json(doc, path);
+  return tokenizer_from_json(read_json_file(path), path);
 }
 
 }  // namespace drift

@@ -1,0 +1,52 @@
+#include "core/json_input.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+
+namespace drift {
+
+using json = nlohmann::json;
+
+nlohmann::json parse_json_input(std::string_view text, const std::string& what) {
+  // The callback sees every object open and close and every key, so it keeps the keys of each
+  // open object and can tell a repeat; `depth` counts open containers.
+  std::vector<std::set<std::string>> open_objects;
+  std::string repeated;
+  bool too_deep = false;
+  auto check = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth >= kMaxJsonDepth) too_deep = true;  // depth counts from 0 at the outermost value
+    if (event == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open_objects.pop_back();
+    } else if (event == json::parse_event_t::key && repeated.empty() &&
+               !open_objects.back().insert(parsed.get<std::string>()).second) {
+      repeated = parsed.get<std::string>();
+    }
+    return !too_deep;  // false discards the value: nothing deep is built
+  };
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), check);
+  } catch (const json::exception& e) {
+    fail("{}: corrupt JSON: {}", what, e.what());
+  }
+  if (too_deep) fail("{}: JSON nests deeper than {} levels", what, kMaxJsonDepth);
+  if (!repeated.empty()) fail("{}: key '{}' appears more than once", what, repeated);
+  return doc;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open {}", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail("cannot read {}", path);
+  return parse_json_input(text.str(), path);
+}
+
+}  // namespace drift
