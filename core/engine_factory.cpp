@@ -46,6 +46,18 @@ void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const 
          config.source, kv_budget_setting(config), kv_mib, pages, host_mib);
 }
 
+// The checkpoint's files (config.json, generation_config.json, tokenizer files) must agree with
+// the model: a stop token the model cannot produce, or a BOS it cannot read, means they do not.
+void check_special_tokens_in_vocab(const SpecialTokens& special, const ModelConfig& model, const std::string& dir) {
+  auto check = [&](int32_t id, const char* what) {
+    if (id < 0 || id >= model.vocab_size)
+      fail("{}: the {} token id {} (from its tokenizer and config files) is outside the model's vocabulary [0, {})",
+           dir, what, id, model.vocab_size);
+  };
+  for (int32_t id : special.eos_ids) check(id, "end-of-sequence");
+  if (special.bos_id) check(*special.bos_id, "beginning-of-sequence");
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
@@ -99,6 +111,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   auto tokenizer = load_tokenizer_if_present(dir);
   if (!tokenizer) spdlog::info("no tokenizer in {}: token ids only", dir);
   const SpecialTokens special = checkpoint_special_tokens(dir, tokenizer.get());
+  check_special_tokens_in_vocab(special, model, dir);
   options.eos_ids = special.eos_ids;
 
   if (backend->device() == Device::CPU) check_kv_fits_host_memory(config, options.num_pages, layout);

@@ -134,6 +134,19 @@ TEST_F(BadInputTest, ImpossibleOrUnimplementedModelConfigIsRefused) {
   }
 }
 
+// The same class of mismatch in the other files: generation_config.json naming a stop token the
+// model cannot produce.
+TEST_F(BadInputTest, SpecialTokenOutsideTheVocabularyIsRefused) {
+  const std::string copy = edited_stories([](nlohmann::json&) {});
+  std::ofstream(copy + "/generation_config.json") << R"({"eos_token_id": 600})";
+  auto r = run_command(drift() + " generate --model " + shell_quote(copy) + " --prompt-ids 1 --max-new-tokens 2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the end-of-sequence token id 600 (from its tokenizer and config files) is outside the model's "
+                       "vocabulary [0, 512)"),
+            std::string::npos)
+      << r.err;
+}
+
 // Item 5: streamed pieces were written with fputs and lost NUL bytes. At a very high temperature
 // stories260K samples its <0x00> byte token; the streamed text must equal the --json text.
 TEST_F(BadInputTest, StreamedTextKeepsNulBytes) {
