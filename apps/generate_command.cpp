@@ -212,7 +212,10 @@ int run_generate(const std::vector<std::string>& args) {
     any_error |= failed;
     if (failed) std::fprintf(stderr, "drift generate: prompt %zu failed: %s\n", i, prompt_error(prompt, *engine).c_str());
     if (a.json) {
-      write_stdout((seq ? result_json(*engine, *seq, seconds) : failed_prompt_json(prompt)).dump() + "\n");
+      // Decoded text is valid UTF-8 (invalid bytes decode to U+FFFD, as in HF); replacing instead of
+      // throwing keeps one odd result from costing the others their line if that ever breaks.
+      const nlohmann::json line = seq ? result_json(*engine, *seq, seconds) : failed_prompt_json(prompt);
+      write_stdout(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } else if (prompts.size() > 1) {
       print_plain_result(i, prompt, *engine);
     } else if (!stream && seq && !failed) {
