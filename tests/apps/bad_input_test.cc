@@ -61,9 +61,10 @@ class BadInputTest : public ::testing::Test {
 };
 
 // Item 1: a huge thread count used to start ~32,000 threads and exhaust the process limit; one
-// past 2^32 was truncated to 1.
+// past 2^32 was truncated to 1. (100000 itself is checked in config_test without starting
+// anything: here, a regression must not be able to take the machine down.)
 TEST_F(BadInputTest, ThreadCountIsBounded) {
-  for (const char* value : {"100000", "4294967297"}) {
+  for (const char* value : {"2000", "4294967297"}) {
     auto r = run_command(drift() + " generate --config " + write_config("t.toml", std::string("[engine]\nnum_threads = ") + value + "\n") +
                          " --prompt-ids 1");
     EXPECT_EQ(r.exit_code, 1) << value;
