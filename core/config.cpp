@@ -37,7 +37,12 @@ class SectionReader {
     if constexpr (std::is_same_v<T, double>) {
       if (auto v = node->value<double>()) { out = *v; return; }  // integers convert too
     } else if constexpr (std::is_same_v<T, uint64_t>) {
-      if (auto v = node->value<int64_t>(); v && *v >= 0) { out = static_cast<uint64_t>(*v); return; }
+      // Only an integer node: toml++ would convert a float (seed = 1.1e33) to int64, which is
+      // undefined behaviour when it does not fit (found by fuzz_engine_config).
+      if (node->is_integer() && *node->value<int64_t>() >= 0) {
+        out = static_cast<uint64_t>(*node->value<int64_t>());
+        return;
+      }
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (node->is_integer()) { out = static_cast<T>(*node->value<int64_t>()); return; }
     } else {

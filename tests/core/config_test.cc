@@ -162,6 +162,13 @@ TEST(ConfigTest, GenerationValuesAreCheckedAtLoadNamingFileKeyAndValue) {
             "bad.toml: generation.max_new_tokens = 0: must be >= 1");
   EXPECT_NE(error_of("schema_version = 1\n[generation]\nseed = -1\n").find("key 'generation.seed' has the wrong type"),
             std::string::npos);
+  // A float where an integer belongs is the wrong type, however large (1.1e33 used to reach an
+  // undefined float-to-int64 conversion; found by fuzz_engine_config).
+  for (const char* seed : {"1.1e33", "7.0", "inf"})
+    EXPECT_NE(error_of(std::string("schema_version = 1\n[generation]\nseed = ") + seed + "\n")
+                  .find("key 'generation.seed' has the wrong type (expected a non-negative integer, got floating-point"),
+              std::string::npos)
+        << seed;
 }
 
 TEST(ConfigTest, RequestDefaultsComeFromTheGenerationTable) {
