@@ -14,6 +14,7 @@ packages=(
   libsentencepiece-dev           # tokenizer.model
   libpcre2-dev libutf8proc-dev   # tokenizer.json pre-tokenizer regexes and NFC
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-dev llvm     # sanitize.sh / fuzz.sh: ASan, UBSan, libFuzzer runtimes, llvm-symbolizer
 )
 
 missing=()
