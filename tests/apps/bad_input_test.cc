@@ -19,6 +19,7 @@ namespace drift {
 namespace {
 
 namespace fs = std::filesystem;
+using test::json_lines;
 using test::run_command;
 using test::shell_quote;
 
@@ -26,14 +27,6 @@ std::string drift() { return shell_quote(test::drift_exe()); }
 std::string stories() { return test::test_data_path("models/stories260K"); }
 std::string generate_stories(const std::string& args) {
   return drift() + " generate --model " + shell_quote(stories()) + " " + args;
-}
-
-std::vector<nlohmann::json> json_lines(const std::string& out) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream s(out);
-  for (std::string line; std::getline(s, line);)
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  return lines;
 }
 
 class BadInputTest : public ::testing::Test {

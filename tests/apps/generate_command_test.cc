@@ -14,6 +14,7 @@
 namespace drift {
 namespace {
 
+using test::json_lines;
 using test::run_command;
 using test::shell_quote;
 
@@ -23,14 +24,6 @@ std::string stories() { return test::test_data_path("models/stories260K"); }
 std::string golden_text(size_t case_index) {
   std::ifstream in(stories() + "/golden.json");
   return nlohmann::json::parse(in)["cases"][case_index]["greedy_text"];
-}
-
-std::vector<nlohmann::json> json_lines(const std::string& out) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream s(out);
-  for (std::string line; std::getline(s, line);)
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  return lines;
 }
 
 // `drift generate --model stories260K ARGS --json`: one parsed object per line (a failing run fails

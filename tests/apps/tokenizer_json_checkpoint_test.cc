@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::json_lines;
 using test::run_command;
 using test::shell_quote;
 
@@ -185,14 +186,6 @@ void copy_shared(const std::string& relative, const std::string& dir, const std:
   const std::string src = test::test_data_path(relative);
   ASSERT_FALSE(src.empty());
   fs::copy_file(src, fs::path(dir) / name, fs::copy_options::overwrite_existing);
-}
-
-std::vector<json> json_lines(const std::string& out) {
-  std::vector<json> lines;
-  std::istringstream s(out);
-  for (std::string line; std::getline(s, line);)
-    if (!line.empty()) lines.push_back(json::parse(line));
-  return lines;
 }
 
 std::string join(const std::vector<int32_t>& ids) {

@@ -1,6 +1,9 @@
 #pragma once
 // Runs a shell command (the built `drift` binary) and captures stdout, stderr and exit code.
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace drift::test {
 
@@ -11,6 +14,8 @@ struct CommandResult {
 };
 
 CommandResult run_command(const std::string& command);
+// The JSON objects of `drift ... --json` output, one per non-empty line.
+std::vector<nlohmann::json> json_lines(const std::string& out);
 // Quotes an argument for /bin/sh.
 std::string shell_quote(const std::string& arg);
 
