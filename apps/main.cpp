@@ -2,10 +2,10 @@
 // that reaches here is printed as one line naming what is wrong, with a non-zero exit code.
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <stdexcept>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

@@ -87,6 +87,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   EngineOptions options;
   options.block_size = config.kv_cache.block_size;
   options.num_pages = derive_num_pages(config, layout);
+  if (backend->device() == Device::CPU) check_kv_fits_host_memory(config, options.num_pages, layout);  // before loading weights
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
@@ -114,7 +115,6 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   check_special_tokens_in_vocab(special, model, dir);
   options.eos_ids = special.eos_ids;
 
-  if (backend->device() == Device::CPU) check_kv_fits_host_memory(config, options.num_pages, layout);
   std::unique_ptr<ModelRunner> runner;
   try {
     runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
