@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
