@@ -1,13 +1,13 @@
 #include "core/config.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace drift {
 namespace {
@@ -203,13 +203,7 @@ EngineConfig parse_config(const std::string& toml_text, const std::string& sourc
 }
 
 EngineConfig load_config(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail("config file '{}' is a directory, not a TOML file", path);
-  std::ifstream in(path);
-  if (!in) fail("cannot open config file '{}'", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path, std::filesystem::path(path).parent_path().string());
+  return parse_config(read_text_file(path, "config file"), path, std::filesystem::path(path).parent_path().string());
 }
 
 std::string check_backend_name(const std::string& backend) {

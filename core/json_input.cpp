@@ -1,11 +1,10 @@
 #include "core/json_input.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace drift {
 
@@ -40,13 +39,6 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& what) 
   return doc;
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open {}", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("cannot read {}", path);
-  return parse_json_input(text.str(), path);
-}
+nlohmann::json read_json_file(const std::string& path) { return parse_json_input(read_text_file(path, "JSON file"), path); }
 
 }  // namespace drift

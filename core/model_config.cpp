@@ -1,14 +1,13 @@
 #include "core/model_config.h"
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/json_input.h"
+#include "core/text_file.h"
 
 namespace drift {
 
@@ -280,11 +279,7 @@ ModelConfig load_model_config(const std::string& dir) {
   if (!fs::exists(path, ec)) fail("model directory '{}' does not exist", dir);
   // A config.json path works too, so tools can point at a stray config file.
   if (fs::is_directory(path, ec)) path /= "config.json";
-  std::ifstream in(path);
-  if (!in) fail("cannot read model config '{}'", path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_model_config(text.str(), path.string());
+  return parse_model_config(read_text_file(path.string(), "model config"), path.string());
 }
 
 }  // namespace drift

@@ -5,14 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
-#include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/json_input.h"
+#include "core/text_file.h"
 
 namespace drift {
 
@@ -232,20 +232,13 @@ SafetensorsFile::~SafetensorsFile() {
 
 namespace {
 
-std::string read_text_file(const fs::path& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot read {} '{}'", what, path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // A shard path is followed only if it stays inside the checkpoint folder by its spelling: a
 // relative path with no ".." step. (Symbolic links inside the folder are followed, as in the
 // Hugging Face cache, whose snapshot files link into its blob store.)
 bool stays_inside_folder(const std::string& shard) {
   const fs::path path(shard);
-  if (shard.empty() || shard.find('\0') != std::string::npos || path.is_absolute() || path.has_root_name() || path.has_root_directory()) return false;
+  if (shard.empty() || shard.find('\0') != std::string::npos) return false;
+  if (path.is_absolute() || path.has_root_name() || path.has_root_directory()) return false;
   for (const fs::path& part : path)
     if (part == "..") return false;
   return path.has_filename();
@@ -282,7 +275,7 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& dir_or_file) {
     files_.push_back(std::make_unique<SafetensorsFile>(root.string()));
     description_ = root.string();
   } else if (fs::exists(index_path, ec)) {
-    weight_map = parse_safetensors_index(read_text_file(index_path, "safetensors index"), index_path.string());
+    weight_map = parse_safetensors_index(read_text_file(index_path.string(), "safetensors index"), index_path.string());
     // Open shards in the order first named so messages and names() are deterministic.
     std::set<std::string> seen;
     std::vector<std::string> shard_paths;

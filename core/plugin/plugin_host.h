@@ -42,7 +42,8 @@ class PluginHost {
   void load_all(const std::vector<PluginEntry>& entries);
   // The roles from [speculative]: the draft provider's entry name ("" = no speculation) and
   // the verification policy's ("full" = the built-in). An unknown name or a plugin of the
-  // wrong kind logs one [fallback] line and leaves that role at its default.
+  // wrong kind is a broken setup: DriftError naming the role. A named plugin that failed to
+  // load (already reported by load_all) leaves the role at its default.
   void select(const std::string& draft_provider, const std::string& verification_policy);
 
   // Configured plugins in config order, enabled or not (with the reason).

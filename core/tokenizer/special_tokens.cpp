@@ -16,7 +16,6 @@
 #include <charconv>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 
 #include <nlohmann/json.hpp>
@@ -33,7 +32,6 @@ namespace fs = std::filesystem;
 
 std::optional<json> read_json_if_present(const fs::path& path) {
   if (!fs::exists(path)) return std::nullopt;
-  if (fs::is_directory(path)) fail("{} is a directory, not a JSON file", path.string());
   return read_json_file(path.string());
 }
 

@@ -134,7 +134,7 @@ TEST(ConfigTest, ADirectoryIsNotAConfigFile) {
     load_config(dir);
     ADD_FAILURE() << "a directory was read as a config";
   } catch (const DriftError& e) {
-    EXPECT_EQ(std::string(e.what()), "config file '" + dir + "' is a directory, not a TOML file");
+    EXPECT_EQ(std::string(e.what()), "config file '" + dir + "' is a directory, not a file");
   }
   std::filesystem::remove_all(dir);
 }

@@ -80,7 +80,7 @@ TEST_F(SpecialTokenFiles, AddedTokensDecoderKeysMustBeIds) {
 
 TEST_F(SpecialTokenFiles, ADirectoryIsNotAConfigFile) {
   std::filesystem::create_directories(dir_ + "/generation_config.json");
-  EXPECT_NE(error_of([&] { load_special_tokens(dir_); }).find("generation_config.json is a directory"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_special_tokens(dir_); }).find("generation_config.json' is a directory, not a file"), std::string::npos);
 }
 
 }  // namespace
