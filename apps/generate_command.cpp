@@ -12,7 +12,6 @@
 #include "apps/engine_options.h"
 #include "core/engine.h"
 #include "core/error.h"
-#include "core/tokenizer/streaming_decoder.h"
 
 namespace po = boost::program_options;
 
@@ -28,6 +27,8 @@ struct GenerateArgs {
   std::optional<double> temperature, top_p, min_p;
   std::optional<int64_t> top_k;
   std::optional<uint64_t> seed;
+  std::vector<std::string> stop;
+  std::string speculative;  // "" = the config's [speculative]; "off"; or a draft provider's name
   bool json = false;
   bool ignore_eos = false;
 };
@@ -50,6 +51,8 @@ SamplingParams sampling_from(const GenerateArgs& a, const GenerationSection& def
   if (a.min_p) p.min_p = *a.min_p;
   if (a.seed) p.seed = *a.seed;
   p.ignore_eos = a.ignore_eos;
+  p.stop = a.stop;
+  p.speculative = a.speculative;
   return p;
 }
 
@@ -92,15 +95,20 @@ std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine)
   return prompts;
 }
 
-std::string decode(const Engine& engine, const std::vector<int32_t>& ids) {
-  return engine.tokenizer() ? engine.tokenizer()->decode(ids) : std::string();
+nlohmann::json speculation_json(const SpeculationStats& s) {
+  return {{"draft_tokens", s.draft_tokens},
+          {"accepted_tokens", s.accepted_tokens},
+          {"rewound_tokens", s.rewound_tokens},
+          {"verify_steps", s.verify_steps},
+          {"acceptance_length", s.acceptance_length()},
+          {"committed_per_step", s.committed_per_step}};
 }
 
-nlohmann::json result_json(const Engine& engine, const Sequence& seq, double seconds) {
+nlohmann::json result_json(const Sequence& seq, double seconds) {
   nlohmann::json j;
   j["prompt_ids"] = seq.prompt;
   j["output_ids"] = seq.output;
-  j["text"] = decode(engine, seq.output);
+  j["text"] = seq.text;
   j["finish_reason"] = finish_reason_name(seq.finish_reason);
   if (!seq.error.empty()) j["error"] = seq.error;
   j["stats"] = {{"prompt_tokens", seq.stats.prompt_tokens},
@@ -110,7 +118,8 @@ nlohmann::json result_json(const Engine& engine, const Sequence& seq, double sec
                 {"ttft_ms", seq.stats.ttft_ms},
                 {"latency_ms", seq.stats.latency_ms},
                 {"tokens_per_second", seconds > 0 ? seq.stats.output_tokens / seconds : 0.0},
-                {"seed", seq.seed}};
+                {"seed", seq.seed},
+                {"speculation", speculation_json(seq.stats.speculation)}};
   return j;
 }
 
@@ -126,23 +135,21 @@ void write_stdout(const std::string& text) {
     fail("writing the generated text to standard output failed: {}", std::strerror(errno));
 }
 
-// Runs all requests to completion; with `stream`, prints the single request's text as it grows.
+// Runs all requests to completion; with `stream`, prints the single request's text as it grows
+// (the engine's text: settled UTF-8, stop strings never shown).
 void run_all(Engine& engine, bool stream) {
-  std::optional<StreamingDecoder> streamer;
-  if (stream && engine.tokenizer()) streamer.emplace(*engine.tokenizer());
   while (engine.has_unfinished()) {
     for (const RequestOutput& out : engine.step()) {
-      if (!streamer || out.new_tokens.empty()) continue;
-      write_stdout(streamer->push(out.new_tokens));
+      if (!stream || out.text.empty()) continue;
+      write_stdout(out.text);
       if (std::fflush(stdout) != 0) fail("writing the generated text to standard output failed: {}", std::strerror(errno));
     }
   }
-  if (streamer) write_stdout(streamer->finish());
 }
 
 // The generated text, or the output ids as a JSON list when the model has no tokenizer.
 std::string output_text(const Engine& engine, const Sequence& seq) {
-  return engine.tokenizer() ? decode(engine, seq.output) : nlohmann::json(seq.output).dump();
+  return engine.tokenizer() ? seq.text : nlohmann::json(seq.output).dump();
 }
 
 // Plain-text output of several prompts: each result under a header line naming its prompt and how
@@ -178,6 +185,9 @@ int run_generate(const std::vector<std::string>& args) {
       ("min-p", po::value<double>(), "drop tokens below min_p x the top probability (0 = off)")
       ("seed", po::value<std::string>(), "sampling seed, 0 to 2^64-1 (same seed, same output)")
       ("ignore-eos", po::bool_switch(&a.ignore_eos), "keep generating past end-of-sequence tokens")
+      ("stop", po::value(&a.stop), "stop string (repeatable): generation ends before it; it is never printed")
+      ("speculative", po::value(&a.speculative),
+       "speculative decoding for these prompts: off, or a configured draft provider's name (default: [speculative])")
       ("json", po::bool_switch(&a.json), "one JSON object per prompt per line");
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...", &a.ordered))
@@ -214,7 +224,7 @@ int run_generate(const std::vector<std::string>& args) {
     if (a.json) {
       // Decoded text is valid UTF-8 (invalid bytes decode to U+FFFD, as in HF); replacing instead of
       // throwing keeps one odd result from costing the others their line if that ever breaks.
-      const nlohmann::json line = seq ? result_json(*engine, *seq, seconds) : failed_prompt_json(prompt);
+      const nlohmann::json line = seq ? result_json(*seq, seconds) : failed_prompt_json(prompt);
       write_stdout(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } else if (prompts.size() > 1) {
       print_plain_result(i, prompt, *engine);
@@ -226,6 +236,10 @@ int run_generate(const std::vector<std::string>& args) {
   std::fprintf(stderr, "[stats] %zu prompt(s), %ld tokens in %.3f s (%.1f tokens/s), %ld engine steps\n",
                prompts.size(), static_cast<long>(total_tokens), seconds, seconds > 0 ? total_tokens / seconds : 0.0,
                static_cast<long>(engine->metrics().steps));
+  if (const SpeculationStats& s = engine->metrics().speculation; s.draft_tokens > 0)
+    std::fprintf(stderr, "[stats] speculation: %ld draft tokens, %ld accepted, %ld rewound, acceptance length %.2f\n",
+                 static_cast<long>(s.draft_tokens), static_cast<long>(s.accepted_tokens),
+                 static_cast<long>(s.rewound_tokens), s.acceptance_length());
   return any_error ? 1 : 0;
 }
 

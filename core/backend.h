@@ -6,6 +6,7 @@
 // arrays in ForwardMetadata so a device backend can upload it once per forward.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ class Backend {
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
   // Copies KV page `src` to `dst` in every layer (copy-on-write).
   virtual void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) = 0;
+  // Moves KV slot src[i] to dst[i] in every layer, in order (speculation's commit compaction).
+  virtual void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src,
+                          std::span<const int64_t> dst) = 0;
 };
 
 // "cpu" (always) or "cuda" (when built with CUDA and a GPU is present). Throws DriftError naming

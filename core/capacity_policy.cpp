@@ -11,7 +11,7 @@ int64_t worst_case_pages(const Sequence& seq, int64_t max_seq_len, const KVCache
   const int64_t remaining_new =
       std::clamp<int64_t>(seq.params.max_new_tokens - static_cast<int64_t>(seq.output.size()), 0, max_seq_len);
   const int64_t tokens = std::min(seq.total_len() + remaining_new, max_seq_len);
-  return kv.pages_for_tokens(tokens);
+  return kv.pages_for_tokens(tokens + seq.draft_room);
 }
 
 namespace {
@@ -25,6 +25,11 @@ class GuaranteedNoEvict final : public CapacityPolicy {
   explicit GuaranteedNoEvict(int64_t max_seq_len) : max_seq_len_(max_seq_len) {}
   std::string name() const override { return "guaranteed_no_evict"; }
   bool allows_preemption() const override { return false; }
+  // A draft stays inside the sequence's own promise (its worst case includes its draft room):
+  // taking more would spend pages promised to another sequence.
+  int64_t draft_page_limit(const Sequence& seq, const KVCacheManager& kv) const override {
+    return worst_case_pages(seq, max_seq_len_, kv);
+  }
 
   bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
                  const KVCacheManager& kv) const override {
@@ -43,6 +48,7 @@ class MaxUtilization final : public CapacityPolicy {
  public:
   std::string name() const override { return "max_utilization"; }
   bool allows_preemption() const override { return true; }
+  int64_t draft_page_limit(const Sequence&, const KVCacheManager& kv) const override { return kv.num_pages(); }
 
   bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
                  const KVCacheManager& kv) const override {

@@ -2,7 +2,8 @@
 // Capacity policies: whether a waiting sequence may be admitted given the KV pages free, and
 // whether running sequences may be preempted when pages run out. Each policy is a small class.
 //  - guaranteed_no_evict: reserves every admitted sequence's worst case (prompt +
-//    max_new_tokens, capped by max_seq_len) so a running sequence never waits for a page.
+//    max_new_tokens, capped by max_seq_len, plus its draft room) so a running sequence never
+//    waits for a page.
 //  - max_utilization: admits when the sequence's whole known length (prompt + output so far, the
 //    KV it reserves at admission) and its next token fit beside one spare page per running
 //    sequence; when pages run out, the most recently admitted sequence is preempted and later
@@ -27,10 +28,13 @@ class CapacityPolicy {
   virtual bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
                          const KVCacheManager& kv) const = 0;
   virtual bool allows_preemption() const = 0;
+  // The most pages `seq` may hold while a draft tree is verified (its tail slots); the scheduler
+  // shrinks the draft to fit this and the free pages, and never preempts anyone for a draft.
+  virtual int64_t draft_page_limit(const Sequence& seq, const KVCacheManager& kv) const = 0;
 };
 
 // Pages a sequence can ever need: prompt (+ output so far) + remaining new tokens, capped by
-// max_seq_len.
+// max_seq_len, plus its draft room (the slots a draft tree takes while it is verified).
 int64_t worst_case_pages(const Sequence& seq, int64_t max_seq_len, const KVCacheManager& kv);
 
 // "guaranteed_no_evict" | "max_utilization"; DriftError otherwise.

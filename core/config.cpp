@@ -169,6 +169,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("draft_provider", c.speculative.draft_provider);
     r.read("verification", c.speculative.verification);
     r.read("max_draft_tokens", c.speculative.max_draft_tokens);
+    r.read("max_depth", c.speculative.max_depth);
     r.reject_unknown_keys();
   }
   read_plugins(root, c, source, base_dir);
@@ -247,6 +248,7 @@ void validate_config(const EngineConfig& c) {
   if (const auto bad = find_invalid_sampling_param(sampling_params_from(c.generation)))
     fail("{}: generation.{} = {}: {}", src, bad->field, bad->value, bad->requirement);
   in_range("speculative.max_draft_tokens", c.speculative.max_draft_tokens, 0, limits::kMaxDraftTokens);
+  in_range("speculative.max_depth", c.speculative.max_depth, 0, limits::kMaxDraftTokens);
 }
 
 }  // namespace drift

@@ -62,7 +62,8 @@ struct SpeculativeSection {
   bool enabled = false;
   std::string draft_provider;        // plugin name
   std::string verification = "full"; // built-in "full" or a plugin name
-  int64_t max_draft_tokens = 0;
+  int64_t max_draft_tokens = 0;      // draft tree nodes per sequence and step (the tree's max nodes)
+  int64_t max_depth = 0;             // deepest draft node verified; 0 = no limit beyond max_draft_tokens
 };
 
 struct PluginEntry {

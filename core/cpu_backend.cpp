@@ -106,6 +106,16 @@ void CpuBackend::copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t ds
   }
 }
 
+void CpuBackend::copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) {
+  for (auto& layer : layers) {
+    const int64_t slot_floats = layer.k.dim(1) * layer.k.dim(2);
+    for (Tensor* t : {&layer.k, &layer.v})
+      for (size_t i = 0; i < src.size(); ++i)
+        std::memcpy(t->as<float>() + dst[i] * slot_floats, t->as<float>() + src[i] * slot_floats,
+                    slot_floats * sizeof(float));
+  }
+}
+
 std::unique_ptr<Backend> create_backend(const std::string& name) {
   if (name == "cpu") return std::make_unique<CpuBackend>();
   if (name == "cuda")

@@ -28,6 +28,7 @@ class CpuBackend final : public Backend {
   void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
   void copy(const Tensor& src, Tensor& dst) override;
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
+  void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) override;
 };
 
 }  // namespace drift

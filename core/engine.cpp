@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/plugin/engine_plugins.h"
+#include "core/batch_builder.h"
 #include "core/sampler.h"
 
 namespace drift {
@@ -28,6 +29,7 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelExecutor> executor)
   DRIFT_CHECK(options_.num_pages > 0, "engine needs at least one KV page, got {}", options_.num_pages);
   kv_ = std::make_unique<KVCacheManager>(options_.num_pages, options_.block_size);
   kv_->set_page_copier([this](PageId src, PageId dst) { executor_->copy_page(src, dst); });
+  kv_->set_slot_mover([this](std::span<const int64_t> src, std::span<const int64_t> dst) { executor_->move_slots(src, dst); });
   scheduler_ = std::make_unique<Scheduler>(
       options_.limits, make_capacity_policy(options_.capacity_policy, options_.limits.max_seq_len), *kv_);
   seed_counter_ = std::random_device{}();
@@ -63,6 +65,14 @@ std::string Engine::validate_request(const Sequence& seq) const {
     return fmt::format("prompt has {} tokens; max_seq_len is {} (room is needed for at least one new token)",
                        seq.total_len(), options_.limits.max_seq_len);
   if (std::string bad = validate_sampling_params(seq.params); !bad.empty()) return "sampling: " + bad;
+  if (!seq.params.stop.empty()) {
+    if (!tokenizer_) return "stop strings need a tokenizer, and the model has none (use stop_token_ids)";
+    if (std::string bad = validate_stop_strings(seq.params.stop); !bad.empty()) return "stop: " + bad;
+  }
+  const std::string& provider = seq.params.speculative;
+  if (!provider.empty() && provider != "off" && (!plugins_ || !plugins_->host().is_draft_provider(provider)))
+    return fmt::format("speculative = \"{}\" is not a configured draft provider (give \"off\" or a [[plugins]] "
+                       "entry that is a draft provider)", provider);
   if (!scheduler_->can_ever_fit(seq))
     return fmt::format("request needs {} KV pages (prompt {} + max_new_tokens {}), the cache has only {}",
                        worst_case_pages(seq, options_.limits.max_seq_len, *kv_), seq.prompt.size(),
@@ -84,9 +94,24 @@ int64_t Engine::add_request(std::vector<int32_t> prompt, SamplingParams params) 
   if (std::string error = validate_request(ref); !error.empty()) {
     finish(ref, FinishReason::Error, fmt::format("request {}: {}", ref.id, error));
   } else {
+    if (tokenizer_) texts_.emplace(ref.id, OutputText(*tokenizer_, ref.params.stop));
+    setup_speculation(ref);
     scheduler_->add(&ref);
   }
   return ref.id;
+}
+
+// Whether the request speculates, with which provider, and the draft room the capacity policy
+// reserves for it: max_draft_tokens, clamped so that the request still fits the whole pool.
+void Engine::setup_speculation(Sequence& seq) {
+  const std::string& choice = seq.params.speculative;
+  seq.draft_provider = choice == "off" ? "" : choice;
+  seq.speculate = choice != "off" && plugins_ && options_.speculation.max_draft_tokens > 0 &&
+                  plugins_->host().is_draft_provider(seq.draft_provider);
+  if (!seq.speculate) return;
+  const int64_t capacity = kv_->num_pages() * kv_->block_size();
+  const int64_t worst = worst_case_pages(seq, options_.limits.max_seq_len, *kv_) * kv_->block_size();
+  seq.draft_room = std::clamp<int64_t>(capacity - worst, 0, options_.speculation.max_draft_tokens);
 }
 
 RequestOutput& Engine::output_for(Sequence& seq) {
@@ -103,6 +128,12 @@ void Engine::finish(Sequence& seq, FinishReason reason, std::string error) {
   seq.stats.latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - seq.arrival_time).count();
   if (plugins_) plugins_->finished(seq);
   RequestOutput& out = output_for(seq);
+  if (auto text = texts_.find(seq.id); text != texts_.end()) {  // what a stop string might have begun
+    const std::string rest = text->second.finish();
+    out.text += rest;
+    seq.text += rest;
+    texts_.erase(text);
+  }
   out.finished = true;
   out.finish_reason = reason;
   out.error = seq.error;
@@ -130,44 +161,7 @@ void Engine::release(int64_t id) {
 }
 
 ForwardBatch Engine::build_batch(const SchedulerOutput& scheduled) const {
-  ForwardBatch batch;
-  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
-    const ScheduledChunk& chunk = scheduled.chunks[c];
-    batch.attention.block_tables.push_back(kv_->block_table(chunk.seq->kv));
-    for (int64_t pos = chunk.start; pos < chunk.start + chunk.count; ++pos) {
-      batch.tokens.push_back(chunk.seq->token_at(pos));
-      batch.positions.push_back(static_cast<int32_t>(pos));
-      batch.attention.token_seq.push_back(static_cast<int32_t>(c));
-      batch.attention.kv_len.push_back(static_cast<int32_t>(pos + 1));
-      batch.attention.slots.push_back(kv_->slot(chunk.seq->kv, pos));
-    }
-    if (chunk.wants_logits) batch.logit_rows.push_back(static_cast<int32_t>(batch.tokens.size() - 1));
-  }
-  return batch;
-}
-
-// Appends a sampled token and finishes the sequence when it hits EOS, a stop token,
-// max_new_tokens or max_seq_len. Returns true when the sequence finished.
-bool Engine::append_token(Sequence& seq, int32_t token) {
-  seq.output.push_back(token);
-  seq.stats.output_tokens = static_cast<int64_t>(seq.output.size());
-  if (seq.output.size() == 1)
-    seq.stats.ttft_ms = std::chrono::duration<double, std::milli>(Clock::now() - seq.arrival_time).count();
-  output_for(seq).new_tokens.push_back(token);
-  if (plugins_) {  // hook order: on_accept, then on_pages_full (before a finish frees the pages)
-    plugins_->committed(seq, {token});
-    plugins_->offer_full_pages(seq);
-  }
-  const auto& stops = seq.params.stop_token_ids;
-  const bool is_eos = !seq.params.ignore_eos &&
-                      std::find(options_.eos_ids.begin(), options_.eos_ids.end(), token) != options_.eos_ids.end();
-  if (is_eos || std::find(stops.begin(), stops.end(), token) != stops.end()) {
-    finish(seq, FinishReason::Stop);
-  } else if (static_cast<int64_t>(seq.output.size()) >= seq.params.max_new_tokens ||
-             seq.total_len() >= options_.limits.max_seq_len) {
-    finish(seq, FinishReason::Length);
-  }
-  return seq.finished();
+  return build_forward_batch(scheduled, *kv_);
 }
 
 void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& logits) {
@@ -175,16 +169,19 @@ void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& log
   int64_t row = 0;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
     Sequence& seq = *chunk.seq;
-    seq.num_computed += chunk.count;
     seq.stats.steps++;
-    (chunk.count == 1 && chunk.start >= static_cast<int64_t>(seq.prompt.size()) ? metrics_.decode_tokens
-                                                                                 : metrics_.prefill_tokens) += chunk.count;
+    const auto drafted = static_cast<int64_t>(chunk.draft.size());
+    (chunk.count - drafted == 1 && chunk.start >= static_cast<int64_t>(seq.prompt.size()) ? metrics_.decode_tokens
+                                                                                        : metrics_.prefill_tokens) += chunk.count;
     if (!chunk.wants_logits) {  // a prefill chunk: pages it filled go to the cache managers now
+      seq.num_computed += chunk.count;
       if (plugins_) plugins_->offer_full_pages(seq);
       continue;
     }
-    const float* row_logits = logits.as<float>() + row++ * vocab;
-    append_token(seq, sample_token(row_logits, vocab, seq.params, seq.seed, seq.output.size()));
+    const float* rows = logits.as<float>() + row * vocab;
+    row += 1 + drafted;
+    // With an empty draft the rule samples the one token plain decoding samples.
+    commit(seq, chunk, options_.speculation.acceptance(chunk.draft, rows, vocab, seq.params, seq.seed, seq.output.size()));
   }
 }
 
@@ -207,7 +204,7 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
     const int64_t count = std::min(options_.limits.max_num_tokens, len - start);
     DRIFT_CHECK(kv_->append(probe.kv, count), "pages vanished while scoring");
     SchedulerOutput chunk;
-    chunk.chunks.push_back({&probe, start, count, false});
+    chunk.chunks.push_back({&probe, start, count, false, {}});
     ForwardBatch batch = build_batch(chunk);
     for (int64_t i = 0; i < count; ++i) batch.logit_rows.push_back(static_cast<int32_t>(i));
     Tensor part = executor_->forward(batch);
@@ -216,14 +213,6 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
   }
   kv_->free(probe.kv);
   return logits;
-}
-
-// Sequences whose chunk this step is one decode token (the draft provider's candidates).
-std::vector<Sequence*> Engine::decoding_sequences(const SchedulerOutput& scheduled) {
-  std::vector<Sequence*> decoding;
-  for (const ScheduledChunk& c : scheduled.chunks)
-    if (c.count == 1 && c.wants_logits && !c.seq->output.empty()) decoding.push_back(c.seq);
-  return decoding;
 }
 
 // The scheduler's plan for this step. When it plans nothing although requests wait and none
@@ -248,13 +237,14 @@ std::vector<RequestOutput> Engine::step() {
   metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
   for (const Sequence* seq : scheduled.preempted) metrics_.decode_preemptions += seq->output.empty() ? 0 : 1;
   if (!scheduled.chunks.empty()) {
-    if (plugins_) plugins_->before_forward(metrics_.steps, decoding_sequences(scheduled));
+    if (plugins_) plugins_->before_forward(metrics_.steps, scheduled);
     const auto start = Clock::now();
     Tensor logits = executor_->forward(build_batch(scheduled));
     metrics_.forward_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     if (plugins_) plugins_->after_forward(scheduled);
     metrics_.steps++;
     process_results(scheduled, logits);
+    propose_drafts();  // the next step verifies them as lookahead tokens
   }
   if (options_.check_kv_integrity) kv_->check_integrity();
   std::vector<RequestOutput> outputs;

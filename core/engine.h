@@ -18,6 +18,8 @@
 #include "core/model_config.h"
 #include "core/scheduler.h"
 #include "core/sequence.h"
+#include "core/speculation/acceptance.h"
+#include "core/tokenizer/output_text.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace drift {
@@ -27,10 +29,25 @@ struct HostCallbacks;
 
 struct RequestOutput {
   int64_t id = 0;
-  std::vector<int32_t> new_tokens;   // produced this step
+  std::vector<int32_t> new_tokens;   // committed this step (several when a draft was accepted)
+  std::string text;                  // text emitted this step (engines with a tokenizer; never
+                                     // any part of a stop string)
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
   std::string error;                 // set when finish_reason is Error
+};
+
+// Decides which drafted tokens a verify forward confirms (core/speculation/acceptance.h).
+using AcceptanceRule = std::function<AcceptedPath(const DraftTree& tree, const float* logits, int64_t vocab,
+                                                  const SamplingParams& params, uint64_t seed,
+                                                  uint64_t first_output_index)>;
+
+struct SpeculationOptions {
+  int64_t max_draft_tokens = 0;  // draft nodes per sequence and step ([speculative] max_draft_tokens)
+  int64_t max_depth = 0;         // 0: no limit beyond what the request can still commit
+  // accept_draft, the lossless rule. Tests put deliberately wrong rules here to prove that the
+  // statistical test of losslessness catches them; nothing else should.
+  AcceptanceRule acceptance = accept_draft;
 };
 
 struct EngineOptions {
@@ -40,6 +57,7 @@ struct EngineOptions {
   int64_t block_size = 16;
   std::vector<int32_t> eos_ids;
   bool check_kv_integrity = false;   // verify KV invariants after every step ([engine] check_kv_integrity)
+  SpeculationOptions speculation;
 };
 
 struct EngineMetrics {
@@ -49,6 +67,8 @@ struct EngineMetrics {
   int64_t preemptions = 0;
   int64_t decode_preemptions = 0;  // of requests that had generated tokens already (mid-decode)
   double forward_seconds = 0.0;
+  SpeculationStats speculation;                       // summed over requests (no per-step list)
+  std::map<int32_t, int64_t> acceptance_histogram;    // tokens committed per decode step -> steps
 };
 
 class Engine {
@@ -84,6 +104,9 @@ class Engine {
   void enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
                       const std::function<void(HostCallbacks&)>& install_services = {});
   EnginePlugins* plugins() { return plugins_.get(); }
+  // Replaces the acceptance rule (SpeculationOptions::acceptance): for tests that prove the
+  // losslessness tests catch broken rules.
+  void set_acceptance_rule(AcceptanceRule rule) { options_.speculation.acceptance = std::move(rule); }
 
   // Set by from_config; null for engines built around a bare executor.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
@@ -92,11 +115,16 @@ class Engine {
  private:
   std::string validate_request(const Sequence& seq) const;
   void finish(Sequence& seq, FinishReason reason, std::string error = "");
+  void setup_speculation(Sequence& seq);
   ForwardBatch build_batch(const SchedulerOutput& scheduled) const;
-  static std::vector<Sequence*> decoding_sequences(const SchedulerOutput& scheduled);
   SchedulerOutput schedule_step();
   void process_results(const SchedulerOutput& scheduled, const Tensor& logits);
-  bool append_token(Sequence& seq, int32_t token);
+  // The update step (engine_commit.cpp): commits what a chunk's forward produced.
+  void commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path);
+  FinishReason append_output(Sequence& seq, int32_t token);
+  void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
+  void propose_drafts();
+  int64_t draft_depth_limit(const Sequence& seq) const;
   RequestOutput& output_for(Sequence& seq);
 
   EngineOptions options_;
@@ -109,6 +137,7 @@ class Engine {
   std::optional<ModelConfig> model_config_;
   std::map<int64_t, std::unique_ptr<Sequence>> requests_;
   std::map<int64_t, RequestOutput> pending_;  // outputs gathered for the next step() return
+  std::map<int64_t, OutputText> texts_;       // per request with a tokenizer: its text and stop strings
   int64_t next_id_ = 0;
   uint64_t seed_counter_ = 0;
   EngineMetrics metrics_;

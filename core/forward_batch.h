@@ -2,6 +2,7 @@
 // ForwardBatch: one ragged forward of the target model — prefill chunks, decode tokens and
 // (later) tree-verification nodes of many sequences, laid out token by token.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/backend.h"
@@ -26,6 +27,8 @@ class ModelExecutor {
   virtual Tensor forward(const ForwardBatch& batch) = 0;
   // Copies the KV contents of one page to another (copy-on-write support).
   virtual void copy_page(int32_t src, int32_t dst) = 0;
+  // Moves the KV of slot src[i] to dst[i], in order (compaction after a verified draft tree).
+  virtual void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) = 0;
 
   // Hidden-state capture for draft providers (EAGLE-3 reads low/mid/high target layers): from
   // the next forward on, keep the output of each listed decoder layer, [num_tokens, hidden], in

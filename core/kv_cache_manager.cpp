@@ -46,6 +46,7 @@ int64_t KVCacheManager::pages_for_tokens(int64_t tokens) const {
 }
 
 void KVCacheManager::set_page_copier(PageCopier copier) { impl_->copier = std::move(copier); }
+void KVCacheManager::set_slot_mover(SlotMover mover) { impl_->slot_mover = std::move(mover); }
 
 SeqHandle KVCacheManager::create_sequence() {
   SeqHandle handle = impl_->new_handle();
@@ -93,6 +94,26 @@ void KVCacheManager::rewind(SeqHandle seq, int64_t n) {
     m.decref(s.pages.back());
     s.pages.pop_back();
   }
+}
+
+void KVCacheManager::compact(SeqHandle seq, int64_t first, std::span<const int64_t> kept) {
+  const SeqState& s = impl_->seq(seq, "compact");
+  if (first < 0 || first > s.length || static_cast<int64_t>(kept.size()) > s.length - first)
+    fail("KVCacheManager::compact: cannot keep {} positions from {} of sequence {} with length {}", kept.size(),
+         first, seq, s.length);
+  std::vector<int64_t> src, dst;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const int64_t from = kept[i], to = first + static_cast<int64_t>(i);
+    if (from < to || from >= s.length || (i > 0 && from <= kept[i - 1]))
+      fail("KVCacheManager::compact: kept positions of sequence {} must ascend within [{}, {}), got {} at index {}",
+           seq, first, s.length, from, i);
+    if (from == to) continue;
+    src.push_back(slot(seq, from));
+    dst.push_back(slot(seq, to));
+  }
+  // Ascending positions with from >= to: each move reads a slot no earlier move has written.
+  if (!src.empty() && impl_->slot_mover) impl_->slot_mover(src, dst);
+  rewind(seq, s.length - first - static_cast<int64_t>(kept.size()));
 }
 
 SeqHandle KVCacheManager::fork(SeqHandle src) {

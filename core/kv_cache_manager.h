@@ -23,6 +23,9 @@ class KVCacheManager {
   // Copies the KV contents of page `src` into page `dst` (all layers). Installed by the owner of
   // the KV tensors; without one, copy-on-write only does the bookkeeping (tests).
   using PageCopier = std::function<void(PageId src, PageId dst)>;
+  // Moves the KV contents of global slot src[i] to dst[i] for every i, in order (all layers).
+  // Installed by the owner of the KV tensors, like the PageCopier; compaction needs it.
+  using SlotMover = std::function<void(std::span<const int64_t> src, std::span<const int64_t> dst)>;
 
   KVCacheManager(int64_t num_pages, int64_t block_size);
 
@@ -31,6 +34,7 @@ class KVCacheManager {
   int64_t num_free_pages() const;
   int64_t pages_for_tokens(int64_t tokens) const;
   void set_page_copier(PageCopier copier);
+  void set_slot_mover(SlotMover mover);
 
   // A new, empty sequence.
   SeqHandle create_sequence();
@@ -46,6 +50,12 @@ class KVCacheManager {
   // Shrinks the sequence by n tokens; pages left empty are released (returned to the free list
   // when no other sequence references them).
   void rewind(SeqHandle seq, int64_t n);
+  // Speculation's commit: of the positions from `first` on (a verified draft tree's tail), keeps
+  // only `kept` (ascending, each in [first, length)): their KV moves to first, first + 1, ...
+  // and the sequence shrinks to first + kept.size() (rewind; emptied tail pages released).
+  // The tail is the sequence's own (append copied any shared page), so moves never touch a
+  // page another sequence or a cache holds.
+  void compact(SeqHandle seq, int64_t first, std::span<const int64_t> kept);
   // A new sequence sharing all of `src`'s pages (reference counts incremented) and its length.
   SeqHandle fork(SeqHandle src);
   // Makes the page holding position `pos` exclusively owned by `seq` (copy-on-write if shared).

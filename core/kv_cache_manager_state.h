@@ -25,6 +25,7 @@ struct KVCacheManager::Impl {
   std::map<SeqHandle, SeqState> seqs;  // ordered so integrity errors name the same seq each run
   SeqHandle next_handle = 0;
   PageCopier copier;
+  SlotMover slot_mover;
 
   // Rounded-up division written so that no count near INT64_MAX can overflow.
   int64_t pages_for_tokens(int64_t tokens) const {

@@ -22,6 +22,9 @@ ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& back
 Tensor ModelRunner::alloc(std::vector<int64_t> shape) { return backend_.alloc(std::move(shape), backend_.compute_dtype()); }
 
 void ModelRunner::copy_page(int32_t src, int32_t dst) { backend_.copy_page(kv_, src, dst, block_size_); }
+void ModelRunner::move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) {
+  backend_.copy_slots(kv_, src, dst);
+}
 
 void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, Tensor& x) {
   const int64_t t = batch.num_tokens(), d = config_.head_dim;

@@ -20,6 +20,7 @@ class ModelRunner final : public ModelExecutor {
   int64_t vocab_size() const override { return config_.vocab_size; }
   Tensor forward(const ForwardBatch& batch) override;
   void copy_page(int32_t src, int32_t dst) override;
+  void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override;
   void set_capture_layers(std::vector<int32_t> layers) override;
   const Tensor* captured(int32_t layer) const override;
 

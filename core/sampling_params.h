@@ -15,7 +15,11 @@ struct SamplingParams {
   std::optional<uint64_t> seed; // unset: the engine picks one (reported in the request's stats)
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_token_ids;
+  std::vector<std::string> stop;  // stop strings: matched on the output text, never emitted
   bool ignore_eos = false;
+  // Speculative decoding for this request: "" = the engine's [speculative] setting, "off" = none,
+  // or the name of another configured draft provider (A/B in one run).
+  std::string speculative;
 };
 
 // The first out-of-range field, described so that each caller can name it the way its user wrote

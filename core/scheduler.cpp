@@ -1,6 +1,7 @@
 #include "core/scheduler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 
@@ -30,6 +31,7 @@ void Scheduler::push_waiting_in_arrival_order(Sequence* seq) {
 }
 
 void Scheduler::remove(Sequence* seq) {
+  seq->draft = {};
   std::erase(waiting_, seq);
   std::erase(running_, seq);
   if (seq->kv >= 0) kv_.free(seq->kv);
@@ -38,6 +40,7 @@ void Scheduler::remove(Sequence* seq) {
 
 void Scheduler::preempt(Sequence* seq, SchedulerOutput& out) {
   std::erase(running_, seq);
+  seq->draft = {};
   kv_.free(seq->kv);
   seq->kv = -1;
   seq->stats.recomputed_tokens += seq->num_computed;
@@ -81,9 +84,42 @@ bool Scheduler::schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput
   const int64_t n = std::min(remaining, budget);
   if (n <= 0) return false;
   if (!reserve_or_preempt(seq, seq->num_computed + n, out)) return false;
-  out.chunks.push_back({seq, seq->num_computed, n, seq->num_computed + n == seq->total_len()});
+  out.chunks.push_back({seq, seq->num_computed, n, seq->num_computed + n == seq->total_len(), {}});
   budget -= n;
   return true;
+}
+
+// Largest n <= wanted such that the chunk's sequence can hold n more slots: within the policy's
+// draft page limit and the pages free now. Cached pages are not asked back for a draft: a cache
+// hit saves certain work, a draft only possible work.
+int64_t Scheduler::draft_nodes_that_fit(const ScheduledChunk& chunk, int64_t wanted) {
+  const SeqHandle kv = chunk.seq->kv;
+  const int64_t limit = policy_->draft_page_limit(*chunk.seq, kv_);
+  auto fits = [&](int64_t n) {
+    return kv_.pages_for_tokens(kv_.length(kv) + n) <= limit && kv_.pages_needed_to_append(kv, n) <= kv_.num_free_pages();
+  };
+  int64_t n = wanted;
+  while (n > 0 && !fits(n)) --n;
+  return n;
+}
+
+// Grows each scheduled decode token with its sequence's draft. A tree keeps a topological prefix
+// of its nodes when it must shrink, which is again a tree.
+void Scheduler::schedule_drafts(int64_t& budget, SchedulerOutput& out) {
+  for (ScheduledChunk& chunk : out.chunks) {
+    Sequence* seq = chunk.seq;
+    if (seq->draft.empty() || !chunk.wants_logits || chunk.count != 1 || chunk.start + 1 != seq->total_len()) continue;
+    DraftTree draft = std::exchange(seq->draft, {});
+    const int64_t nodes = draft_nodes_that_fit(chunk, std::min<int64_t>(static_cast<int64_t>(draft.size()), budget));
+    if (nodes <= 0) continue;
+    DRIFT_CHECK(kv_.append(seq->kv, nodes), "sequence {}: free pages vanished while reserving its draft", seq->id);
+    draft.tokens.resize(nodes);
+    draft.parents.resize(nodes);
+    if (!draft.probs.empty()) draft.probs.resize(nodes);
+    chunk.draft = std::move(draft);
+    chunk.count += nodes;
+    budget -= nodes;
+  }
 }
 
 // Admits `seq` with a first chunk: prefix pages from the cache managers first, then slots for
@@ -109,7 +145,7 @@ bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
   const int64_t chunk = std::min(seq->total_len() - seq->num_computed, budget);
   seq->status = SequenceStatus::Running;
   running_.push_back(seq);
-  out.chunks.push_back({seq, seq->num_computed, chunk, seq->num_computed + chunk == seq->total_len()});
+  out.chunks.push_back({seq, seq->num_computed, chunk, seq->num_computed + chunk == seq->total_len(), {}});
   observer_->admitted(*seq);
   return true;
 }
@@ -138,6 +174,7 @@ SchedulerOutput Scheduler::schedule() {
   auto still_running = [&](Sequence* s) { return std::find(running_.begin(), running_.end(), s) != running_.end(); };
   for (Sequence* s : snapshot)  // decode tokens first
     if (still_running(s) && s->total_len() - s->num_computed == 1) schedule_running(s, budget, out);
+  schedule_drafts(budget, out);  // then their drafts, with what is left
   for (Sequence* s : snapshot)  // then prefill chunks of admitted sequences
     if (still_running(s) && s->total_len() - s->num_computed > 1) schedule_running(s, budget, out);
   admit_waiting(budget, out);

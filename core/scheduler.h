@@ -6,7 +6,10 @@
 //     ones behind it, so nobody starves), while the capacity policy allows and the batch has
 //     room.
 // Admission reserves KV slots for a sequence's whole known length (prompt + output so far), so its
-// later prefill chunks never wait for pages; each decode token reserves one more slot. When pages
+// later prefill chunks never wait for pages; each decode token reserves one more slot. A decode
+// sequence's draft (proposed at the end of the last step) is scheduled as lookahead tokens once
+// every decode token has its slot: it shrinks to the remaining token budget and to the pages the
+// policy lets it take, and never causes a preemption. When pages
 // run out and the policy allows it, the most recently admitted sequence is preempted: its pages
 // are freed and it returns to the waiting queue to be recomputed later. A sequence that could never fit
 // (its worst case exceeds the whole pool) is rejected instead of blocking the queue.
@@ -42,11 +45,15 @@ struct SchedulerLimits {
   int64_t max_seq_len = 2048;
 };
 
+// What one sequence computes this step: a prefill chunk, a decode token, or a verify tree (the
+// decode token -- the last committed token, the tree's root -- plus the draft's nodes, whose KV
+// goes to the slots after it).
 struct ScheduledChunk {
   Sequence* seq = nullptr;
   int64_t start = 0;          // first token position computed this step
-  int64_t count = 0;          // tokens computed this step
+  int64_t count = 0;          // tokens computed this step: the chunk, or 1 + draft.size()
   bool wants_logits = false;  // the chunk reaches the sequence's end: sample a token after it
+  DraftTree draft;            // verified this step (decode only); shrunk to the budget and pages
 };
 
 struct SchedulerOutput {
@@ -73,6 +80,8 @@ class Scheduler {
 
  private:
   bool schedule_running(Sequence* seq, int64_t& budget, SchedulerOutput& out);
+  void schedule_drafts(int64_t& budget, SchedulerOutput& out);
+  int64_t draft_nodes_that_fit(const ScheduledChunk& chunk, int64_t wanted);
   bool reserve_or_preempt(Sequence* seq, int64_t upto, SchedulerOutput& out);
   Sequence* pick_victim(const Sequence* requester, const SchedulerOutput& out) const;
   void preempt(Sequence* seq, SchedulerOutput& out);

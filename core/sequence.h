@@ -8,6 +8,7 @@
 
 #include "core/kv_cache_manager.h"
 #include "core/sampling_params.h"
+#include "core/speculation/draft_tree.h"
 
 namespace drift {
 
@@ -16,6 +17,23 @@ enum class FinishReason { None, Length, Stop, Abort, Error };
 const char* finish_reason_name(FinishReason reason);  // "length" | "stop" | "abort" | "error"
 
 using Clock = std::chrono::steady_clock;
+
+// Speculative decoding's effect on one request (or, summed, the engine). Invariant:
+// draft_tokens == accepted_tokens + rewound_tokens.
+struct SpeculationStats {
+  int64_t draft_tokens = 0;     // draft nodes verified by the target
+  int64_t accepted_tokens = 0;  // of them, committed
+  int64_t rewound_tokens = 0;   // of them, discarded (KV rewound)
+  int64_t verify_steps = 0;     // steps that verified a non-empty draft
+  int64_t decode_steps = 0;     // target forwards that produced output after the prompt was in
+  int64_t decode_tokens = 0;    // tokens those steps committed
+  // Tokens committed by each step that produced output, the prompt's last chunk included (their
+  // sum is the output length); the decode steps' histogram is the acceptance-length distribution.
+  std::vector<int32_t> committed_per_step;
+  double acceptance_length() const {  // tokens committed per target forward while decoding
+    return decode_steps > 0 ? static_cast<double>(decode_tokens) / static_cast<double>(decode_steps) : 0.0;
+  }
+};
 
 struct RequestStats {
   int64_t prompt_tokens = 0;
@@ -26,6 +44,7 @@ struct RequestStats {
   double ttft_ms = 0.0;         // arrival -> first output token
   double latency_ms = 0.0;      // arrival -> finish
   uint64_t seed = 0;
+  SpeculationStats speculation;
 };
 
 struct Sequence {
@@ -37,11 +56,20 @@ struct Sequence {
   SequenceStatus status = SequenceStatus::Waiting;
   FinishReason finish_reason = FinishReason::None;
   std::string error;
+  std::string text;             // output text emitted so far (engines with a tokenizer)
   int64_t num_computed = 0;     // leading tokens whose K/V are in the cache
   SeqHandle kv = -1;            // KV manager handle while admitted
   int64_t arrival = 0;          // admission order key (FIFO fairness)
   Clock::time_point arrival_time = Clock::now();
   RequestStats stats;
+  // Speculation: the draft provider's entry name ("" = [speculative]'s), whether this request
+  // speculates at all, the draft proposed at the end of the last step (verified in the next one,
+  // as lookahead tokens the scheduler budgets and reserves), and the draft slots the capacity
+  // policy promises beside the worst case.
+  std::string draft_provider;
+  bool speculate = false;
+  DraftTree draft;
+  int64_t draft_room = 0;
 
   int64_t total_len() const { return static_cast<int64_t>(prompt.size() + output.size()); }
   int32_t token_at(int64_t i) const {

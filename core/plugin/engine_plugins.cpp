@@ -30,9 +30,7 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
                       to_drift_dtype(parts.activation_dtype)));
   host_.load_all(config.plugins);
   require_loaded(config.plugins, host_.plugins());
-  const bool speculate = config.speculative.enabled;
-  host_.select(speculate ? config.speculative.draft_provider : "", config.speculative.verification);
-  max_draft_tokens_ = speculate ? config.speculative.max_draft_tokens : 0;
+  host_.select(config.speculative.enabled ? config.speculative.draft_provider : "", config.speculative.verification);
   state_.set_capture_layers(host_.capture_layers());
   parts.executor.set_capture_layers(host_.capture_layers());
 }
@@ -96,27 +94,31 @@ int64_t EnginePlugins::reclaim_to_unblock(int64_t wanted) {
   return kv_.num_free_pages() - before;
 }
 
-void EnginePlugins::before_forward(int64_t step, const std::vector<Sequence*>& decoding) {
-  if (!host_.has_draft_provider() || max_draft_tokens_ <= 0 || decoding.empty()) return;
-  StepInfo info;
-  info.step = step;
-  std::vector<DraftRequest> requests;
-  for (const Sequence* seq : decoding) requests.push_back({seq->id, static_cast<int32_t>(max_draft_tokens_)});
-  // The verification policy chooses a KV view for each sequence that has a tree to verify.
+void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& scheduled) {
   std::vector<KvViewRequest> views;
-  for (const DraftTree& tree : host_.propose(info, requests)) {
-    if (tree.tokens.empty()) continue;
-    speculation_.proposals++;
-    speculation_.draft_tokens += static_cast<int64_t>(tree.tokens.size());
-    const Sequence* seq = *std::find_if(decoding.begin(), decoding.end(), [&](const Sequence* s) { return s->id == tree.seq; });
-    views.push_back({tree.seq, static_cast<int32_t>(kv_.block_table(seq->kv).size())});
-  }
+  for (const ScheduledChunk& chunk : scheduled.chunks)
+    if (!chunk.draft.empty())
+      views.push_back({chunk.seq->id, static_cast<int32_t>(kv_.block_table(chunk.seq->kv).size())});
   if (views.empty()) return;
-  for (const KvView& view : host_.choose_kv_view(info, views)) (view.full ? speculation_.full_views : speculation_.partial_views)++;
+  // The forward attends to the full block table either way: a partial view (SpecPV) only changes
+  // what is attended once partial attention exists, and a full verification is always exact.
+  for (const KvView& view : host_.choose_kv_view(StepInfo{step}, views))
+    (view.full ? speculation_.full_views : speculation_.partial_views)++;
 }
 
-void EnginePlugins::committed(const Sequence& seq, const std::vector<int32_t>& tokens) {
-  if (!tokens.empty() && started_.count(seq.id)) host_.accept(seq.id, tokens);
+std::vector<DraftTree> EnginePlugins::propose(int64_t step, std::span<const DraftRequest> requests) {
+  std::vector<DraftTree> trees = host_.propose(StepInfo{step}, requests);
+  for (const DraftTree& tree : trees) {
+    speculation_.proposals += tree.empty() ? 0 : 1;
+    speculation_.draft_tokens += static_cast<int64_t>(tree.size());
+  }
+  return trees;
+}
+
+void EnginePlugins::committed(const Sequence& seq, const std::vector<int32_t>& tokens, int64_t rewound) {
+  if (!started_.count(seq.id)) return;
+  if (!tokens.empty()) host_.accept(seq.id, tokens);
+  host_.rewind(seq.id, rewound);
 }
 
 void EnginePlugins::offer_full_pages(const Sequence& seq) {

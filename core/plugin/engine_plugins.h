@@ -26,8 +26,8 @@
 namespace drift {
 
 struct SpeculationMetrics {
-  int64_t proposals = 0;        // draft trees received
-  int64_t draft_tokens = 0;     // nodes in them
+  int64_t proposals = 0;        // valid, non-empty draft trees received
+  int64_t draft_tokens = 0;     // nodes in them (before the scheduler shrinks any to fit)
   int64_t full_views = 0;       // verification views the policy left full
   int64_t partial_views = 0;    // views given as explicit page lists
 };
@@ -68,14 +68,17 @@ class EnginePlugins final : public SchedulerObserver {
 
   // Start of an engine step: views handed to plugins during the last one expire.
   void begin_step() { state_.begin_step(); }
-  // Draft and verification-view hooks for this step's decode sequences (before the forward).
-  void before_forward(int64_t step, const std::vector<Sequence*>& decoding);
+  // The verification policy's views for this step's verify chunks (before the forward).
+  void before_forward(int64_t step, const SchedulerOutput& scheduled);
+  // The draft providers' trees for the next step (after this step's commit).
+  std::vector<DraftTree> propose(int64_t step, std::span<const DraftRequest> requests);
   // The forward of `scheduled` ran: its captured hidden states are what plugins read now.
   void after_forward(const SchedulerOutput& scheduled) { state_.record_forward(scheduled); }
   // A forward outside the step loop (scoring) overwrote the captures.
   void forget_forward() { state_.forget_forward(); }
-  // Tokens committed to `seq` this step (after sampling): on_accept.
-  void committed(const Sequence& seq, const std::vector<int32_t>& tokens);
+  // Tokens committed to `seq` this step: on_accept, then on_rewind when `rewound` draft
+  // positions were discarded.
+  void committed(const Sequence& seq, const std::vector<int32_t>& tokens, int64_t rewound);
   // Offers pages that became full of committed tokens to cache managers.
   void offer_full_pages(const Sequence& seq);
   void finished(const Sequence& seq);
@@ -87,7 +90,6 @@ class EnginePlugins final : public SchedulerObserver {
   KVCacheManager& kv_;
   EngineStateServices state_;  // before host_: plugins' destroy may still call services
   PluginHost host_;
-  int64_t max_draft_tokens_ = 0;
   std::vector<drift_token_t> request_tokens_;  // the token view of the RequestInfo being passed
   std::set<int64_t> started_;                  // requests that got on_request_start
   std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered

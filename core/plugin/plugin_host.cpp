@@ -192,6 +192,16 @@ bool PluginHost::has_draft_provider() const {
   return draft_provider_ && draft_provider_->info.enabled;
 }
 
+bool PluginHost::is_draft_provider(const std::string& name) const {
+  const LoadedPlugin* p = name.empty() ? draft_provider_ : find(name);
+  return p && p->is(DRIFT_KIND_DRAFT_PROVIDER);
+}
+
+bool PluginHost::draft_provider_usable(const std::string& name, drift_seq_id_t seq) const {
+  const LoadedPlugin* p = name.empty() ? draft_provider_ : find(name);
+  return p && p->is(DRIFT_KIND_DRAFT_PROVIDER) && p->usable_for(seq);
+}
+
 std::vector<int32_t> PluginHost::capture_layers() const {
   std::vector<int32_t> layers;
   for (const auto& p : plugins_)

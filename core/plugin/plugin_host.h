@@ -73,8 +73,14 @@ class PluginHost {
   void rewind(drift_seq_id_t seq, int64_t n);
 
   // ---- Speculation: the selected draft provider / verification policy -------------------
-  // One tree per request, same order; empty for sequences without a draft.
+  // One tree per request, same order; empty for sequences without a draft. Each request goes to
+  // its provider (one batch call per provider); a tree comes back only when it is valid
+  // (validate_draft_tree under the request's budget, input fields untouched).
   std::vector<DraftTree> propose(const StepInfo& step, std::span<const DraftRequest> requests);
+  // Whether `name` ("" = [speculative]'s) is a configured draft provider, enabled and still
+  // usable for `seq` (no fallback disabled it for that request).
+  bool draft_provider_usable(const std::string& name, drift_seq_id_t seq) const;
+  bool is_draft_provider(const std::string& name) const;
   // One view per request, same order; full unless the policy chose (valid) page lists.
   std::vector<KvView> choose_kv_view(const StepInfo& step, std::span<const KvViewRequest> requests);
 
@@ -104,6 +110,8 @@ class PluginHost {
   std::vector<drift_page_id_t> disable(LoadedPlugin& plugin, const char* hook,
                                        const std::string& reason);
   // Guarded call of one hook for one request; false (and a [fallback] line) when it failed.
+  void propose_with(LoadedPlugin& plugin, const StepInfo& step, std::span<const DraftRequest> requests,
+                    const std::vector<size_t>& indices, std::vector<DraftTree>& trees);
   bool call_for(LoadedPlugin& plugin, const char* hook, drift_seq_id_t seq,
                 const std::function<drift_status_t()>& call);
 

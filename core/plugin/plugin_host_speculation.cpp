@@ -1,7 +1,11 @@
-// PluginHost: the draft provider's on_propose and the verification policy's on_choose_kv_view.
-// Both are batch hooks: the host builds C buffers for the sequences the plugin is still
-// enabled for, calls once, then validates each sequence's result on its own.
+// PluginHost: the draft providers' on_propose and the verification policy's on_choose_kv_view.
+// Both are batch hooks: the host builds C buffers for the sequences the plugin is still enabled
+// for, calls once, then validates each sequence's result on its own. A plugin can write to
+// every field of the structs it gets, "in" fields included, so the host never reads an "in"
+// field back: it keeps its own copy of each (sequence id, capacities, buffer pointers) and a
+// struct whose copy no longer matches is that sequence's failure, not a crash.
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -12,149 +16,178 @@
 namespace drift {
 namespace {
 
-struct TreeSlot {
-  size_t index = 0;  // into the request list
-  drift_draft_tree_t tree{};
-  std::vector<drift_token_t> tokens;
-  std::vector<int32_t> parents;
-  std::vector<float> probs;
-};
-
 // A sequence the plugin failed on its own (the per-item status of a batch hook).
 std::string failed_status(drift_status_t status) {
   return fmt::format("set status {} for this sequence", status);
 }
 
-// Why a proposed tree cannot be verified, or "" when it is well-formed.
-std::string check_tree(const drift_draft_tree_t& t, int64_t vocab_size) {
-  if (t.num_nodes < 0 || t.num_nodes > t.budget)
-    return fmt::format("proposed {} nodes with a budget of {}", t.num_nodes, t.budget);
-  for (int32_t i = 0; i < t.num_nodes; ++i) {
-    if (t.parents[i] < -1 || t.parents[i] >= i)
-      return fmt::format("node {} has parent {} (must be -1..{})", i, t.parents[i], i - 1);
-    if (t.tokens[i] < 0 || (vocab_size > 0 && t.tokens[i] >= vocab_size))
-      return fmt::format("node {} has token {} outside the vocabulary", i, t.tokens[i]);
-    if (t.has_probs && !(t.probs[i] >= 0.0f && t.probs[i] <= 1.0f))
-      return fmt::format("node {} has draft probability {}", i, t.probs[i]);
-  }
-  return "";
+template <typename T>
+std::string changed(const char* field, T was, T now) {
+  return was == now ? "" : fmt::format("overwrote the input field {} (the host set it; it must not change)", field);
 }
 
-DraftTree to_tree(const TreeSlot& s) {
-  auto n = static_cast<size_t>(s.tree.num_nodes);
-  DraftTree out;
-  out.seq = s.tree.seq_id;
-  out.tokens.assign(s.tokens.begin(), s.tokens.begin() + n);
-  out.parents.assign(s.parents.begin(), s.parents.begin() + n);
-  if (s.tree.has_probs) out.probs.assign(s.probs.begin(), s.probs.begin() + n);
-  return out;
-}
+struct TreeSlot {
+  size_t index = 0;  // into the request list
+  drift_seq_id_t seq = 0;
+  int32_t budget = 0;
+  drift_draft_tree_t tree{};
+  std::vector<drift_token_t> tokens;
+  std::vector<int32_t> parents;
+  std::vector<float> probs;
+
+  // The "in" fields as the host set them, or what the plugin did to them.
+  std::string inputs_intact() const {
+    for (const std::string& why :
+         {changed("struct_size", static_cast<uint32_t>(sizeof(drift_draft_tree_t)), tree.struct_size),
+          changed("seq_id", seq, tree.seq_id), changed("budget", budget, tree.budget),
+          changed("tokens", static_cast<const void*>(tokens.data()), static_cast<const void*>(tree.tokens)),
+          changed("parents", static_cast<const void*>(parents.data()), static_cast<const void*>(tree.parents)),
+          changed("probs", static_cast<const void*>(probs.data()), static_cast<const void*>(tree.probs))})
+      if (!why.empty()) return why;
+    return "";
+  }
+
+  // The proposed tree (host buffers only), or why it cannot be verified.
+  std::string read(int64_t vocab_size, DraftTree& out) const {
+    if (tree.num_nodes < 0 || tree.num_nodes > budget)
+      return fmt::format("proposed {} nodes with a budget of {}", tree.num_nodes, budget);
+    auto n = static_cast<size_t>(tree.num_nodes);
+    out.tokens.assign(tokens.begin(), tokens.begin() + n);
+    out.parents.assign(parents.begin(), parents.begin() + n);
+    if (tree.has_probs) {
+      out.probs.assign(probs.begin(), probs.begin() + n);
+      for (size_t i = 0; i < n; ++i)
+        if (!(out.probs[i] >= 0.0f && out.probs[i] <= 1.0f))
+          return fmt::format("node {} has draft probability {}", i, out.probs[i]);
+    }
+    // A host without a model description (unit tests of the host alone) checks only the sign.
+    const int64_t vocab = vocab_size > 0 ? vocab_size : int64_t{1} << 31;
+    return validate_draft_tree(out, DraftLimits{vocab, budget, 0});
+  }
+};
 
 struct ViewSlot {
   size_t index = 0;
+  drift_seq_id_t seq = 0;
+  int32_t max_pages = 0;
   drift_kv_view_t view{};
   std::vector<int32_t> counts;
   std::vector<drift_page_id_t> pages;
-};
 
-// Page lists of a PAGES view, or the reason they are unusable.
-std::string read_lists(const ViewSlot& s, const drift_model_info_t& m, KvView& out) {
-  int64_t lists = s.view.per_kv_head ? m.num_layers * m.num_kv_heads : m.num_layers;
-  if (lists <= 0) return "chose page lists but the host has no model layout to size them";
-  out.lists.resize(static_cast<size_t>(lists));
-  for (int64_t l = 0; l < lists; ++l) {
-    int32_t count = s.counts[l];
-    if (count < 0 || count > s.view.max_pages)
-      return fmt::format("list {} has {} pages (capacity {})", l, count, s.view.max_pages);
-    const drift_page_id_t* first = &s.pages[l * s.view.max_pages];
-    for (int32_t i = 0; i < count; ++i)
-      if (first[i] < 0 || (m.num_pages > 0 && first[i] >= m.num_pages))
-        return fmt::format("list {} names page {} outside the pool", l, first[i]);
-    out.lists[l].assign(first, first + count);
+  std::string inputs_intact() const {
+    for (const std::string& why :
+         {changed("struct_size", static_cast<uint32_t>(sizeof(drift_kv_view_t)), view.struct_size),
+          changed("seq_id", seq, view.seq_id), changed("max_pages", max_pages, view.max_pages),
+          changed("page_counts", static_cast<const void*>(counts.data()), static_cast<const void*>(view.page_counts)),
+          changed("pages", static_cast<const void*>(pages.data()), static_cast<const void*>(view.pages))})
+      if (!why.empty()) return why;
+    return "";
   }
-  out.full = false;
-  out.per_kv_head = s.view.per_kv_head;
-  return "";
-}
+
+  // Page lists of a PAGES view, or the reason they are unusable.
+  std::string read_lists(const drift_model_info_t& m, KvView& out) const {
+    const int64_t lists = view.per_kv_head ? m.num_layers * m.num_kv_heads : m.num_layers;
+    if (lists <= 0) return "chose page lists but the host has no model layout to size them";
+    out.lists.resize(static_cast<size_t>(lists));
+    for (int64_t l = 0; l < lists; ++l) {
+      const int32_t count = counts[l];
+      if (count < 0 || count > max_pages) return fmt::format("list {} has {} pages (capacity {})", l, count, max_pages);
+      const drift_page_id_t* first = &pages[l * max_pages];
+      for (int32_t i = 0; i < count; ++i)
+        if (first[i] < 0 || (m.num_pages > 0 && first[i] >= m.num_pages))
+          return fmt::format("list {} names page {} outside the pool", l, first[i]);
+      out.lists[l].assign(first, first + count);
+    }
+    out.full = false;
+    out.per_kv_head = view.per_kv_head;
+    return "";
+  }
+};
 
 }  // namespace
 
-std::vector<DraftTree> PluginHost::propose(const StepInfo& step,
-                                           std::span<const DraftRequest> requests) {
+std::vector<DraftTree> PluginHost::propose(const StepInfo& step, std::span<const DraftRequest> requests) {
   std::vector<DraftTree> trees(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) trees[i].seq = requests[i].seq;
-  LoadedPlugin* p = draft_provider_;
-  if (!p) return trees;
-
-  std::vector<TreeSlot> slots;
+  // One batch call per provider, for the requests that use it.
+  std::map<LoadedPlugin*, std::vector<size_t>> by_provider;
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].budget <= 0 || !p->usable_for(requests[i].seq)) continue;
-    TreeSlot& s = slots.emplace_back();
-    s.index = i;
-    s.tokens.assign(requests[i].budget, 0);
-    s.parents.assign(requests[i].budget, -1);
-    s.probs.assign(requests[i].budget, 0.0f);
-    s.tree.struct_size = sizeof(drift_draft_tree_t);
-    s.tree.seq_id = requests[i].seq;
-    s.tree.budget = requests[i].budget;
-    s.tree.status = DRIFT_OK;
+    LoadedPlugin* p = requests[i].provider.empty() ? draft_provider_ : find(requests[i].provider);
+    if (p && p->is(DRIFT_KIND_DRAFT_PROVIDER) && requests[i].budget > 0 && p->usable_for(requests[i].seq))
+      by_provider[p].push_back(i);
   }
-  if (slots.empty()) return trees;
+  for (auto& [p, indices] : by_provider) propose_with(*p, step, requests, indices, trees);
+  return trees;
+}
+
+void PluginHost::propose_with(LoadedPlugin& p, const StepInfo& step, std::span<const DraftRequest> requests,
+                              const std::vector<size_t>& indices, std::vector<DraftTree>& trees) {
+  std::vector<TreeSlot> slots(indices.size());
   std::vector<drift_draft_tree_t*> c_trees;
   std::vector<drift_seq_id_t> seqs;
-  for (TreeSlot& s : slots) {  // buffers are final now: point the C structs at them
+  for (size_t k = 0; k < indices.size(); ++k) {
+    TreeSlot& s = slots[k];
+    s.index = indices[k];
+    s.seq = requests[s.index].seq;
+    s.budget = requests[s.index].budget;
+    s.tokens.assign(s.budget, 0);
+    s.parents.assign(s.budget, -1);
+    s.probs.assign(s.budget, 0.0f);
+    s.tree.struct_size = sizeof(drift_draft_tree_t);
+    s.tree.seq_id = s.seq;
+    s.tree.budget = s.budget;
+    s.tree.status = DRIFT_OK;
     s.tree.tokens = s.tokens.data();
     s.tree.parents = s.parents.data();
     s.tree.probs = s.probs.data();
     c_trees.push_back(&s.tree);
-    seqs.push_back(s.tree.seq_id);
+    seqs.push_back(s.seq);
   }
-
   drift_step_t c_step = to_c(step);
-  if (auto why = guarded_call([&] { return p->desc.on_propose(p->instance, &c_step, c_trees.data(), c_trees.size()); })) {
-    fallback(*p, "on_propose", seqs, *why);
-    return trees;
+  if (auto why = guarded_call([&] { return p.desc.on_propose(p.instance, &c_step, c_trees.data(), c_trees.size()); })) {
+    fallback(p, "on_propose", seqs, *why);
+    return;
   }
   for (const TreeSlot& s : slots) {
-    std::string bad = s.tree.status != DRIFT_OK ? failed_status(s.tree.status)
-                                                : check_tree(s.tree, state_->model_info.vocab_size);
+    DraftTree tree;
+    std::string bad = s.inputs_intact();
+    if (bad.empty()) bad = s.tree.status != DRIFT_OK ? failed_status(s.tree.status) : s.read(state_->model_info.vocab_size, tree);
     if (bad.empty())
-      trees[s.index] = to_tree(s);
+      trees[s.index] = std::move(tree);
     else
-      fallback(*p, "on_propose", std::span(&s.tree.seq_id, 1), bad);
+      fallback(p, "on_propose", std::span(&s.seq, 1), bad);
   }
-  return trees;
 }
 
-std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step,
-                                               std::span<const KvViewRequest> requests) {
+std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step, std::span<const KvViewRequest> requests) {
   std::vector<KvView> views(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) views[i].seq = requests[i].seq;
   LoadedPlugin* p = verification_;
   const drift_model_info_t& m = state_->model_info;
-  size_t lists = static_cast<size_t>(std::max<int64_t>(m.num_layers * m.num_kv_heads, 0));
+  const auto lists = static_cast<size_t>(std::max<int64_t>(m.num_layers * m.num_kv_heads, 0));
 
   std::vector<ViewSlot> slots;
   for (size_t i = 0; i < requests.size(); ++i) {
     if (!p->usable_for(requests[i].seq)) continue;
     ViewSlot& s = slots.emplace_back();
     s.index = i;
+    s.seq = requests[i].seq;
+    s.max_pages = std::max(requests[i].max_pages, 0);
     s.counts.assign(lists, 0);
-    s.pages.assign(lists * std::max(requests[i].max_pages, 0), -1);
-    s.view.struct_size = sizeof(drift_kv_view_t);
-    s.view.seq_id = requests[i].seq;
-    s.view.mode = DRIFT_KV_VIEW_FULL;
-    s.view.status = DRIFT_OK;
-    s.view.max_pages = std::max(requests[i].max_pages, 0);
+    s.pages.assign(lists * s.max_pages, -1);
   }
   if (slots.empty()) return views;
   std::vector<drift_kv_view_t*> c_views;
   std::vector<drift_seq_id_t> seqs;
-  for (ViewSlot& s : slots) {
+  for (ViewSlot& s : slots) {  // buffers are final now: point the C structs at them
+    s.view.struct_size = sizeof(drift_kv_view_t);
+    s.view.seq_id = s.seq;
+    s.view.mode = DRIFT_KV_VIEW_FULL;
+    s.view.status = DRIFT_OK;
+    s.view.max_pages = s.max_pages;
     s.view.page_counts = s.counts.data();
     s.view.pages = s.pages.data();
     c_views.push_back(&s.view);
-    seqs.push_back(s.view.seq_id);
+    seqs.push_back(s.seq);
   }
 
   drift_step_t c_step = to_c(step);
@@ -163,16 +196,18 @@ std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step,
     return views;
   }
   for (const ViewSlot& s : slots) {
-    if (s.view.status == DRIFT_OK && s.view.mode == DRIFT_KV_VIEW_FULL) continue;
+    std::string bad = s.inputs_intact();
+    if (bad.empty() && s.view.status == DRIFT_OK && s.view.mode == DRIFT_KV_VIEW_FULL) continue;
     KvView chosen;
-    chosen.seq = s.view.seq_id;
-    std::string bad = s.view.status != DRIFT_OK         ? failed_status(s.view.status)
-                      : s.view.mode == DRIFT_KV_VIEW_PAGES ? read_lists(s, m, chosen)
-                                                         : fmt::format("chose unknown view mode {}", s.view.mode);
+    chosen.seq = s.seq;
+    if (bad.empty())
+      bad = s.view.status != DRIFT_OK               ? failed_status(s.view.status)
+            : s.view.mode == DRIFT_KV_VIEW_PAGES ? s.read_lists(m, chosen)
+                                                 : fmt::format("chose unknown view mode {}", s.view.mode);
     if (bad.empty())
       views[s.index] = std::move(chosen);
     else
-      fallback(*p, "on_choose_kv_view", std::span(&s.view.seq_id, 1), bad);
+      fallback(*p, "on_choose_kv_view", std::span(&s.seq, 1), bad);
   }
   return views;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/speculation/draft_tree.h"
 #include "drift/plugin.h"
 
 namespace drift {
@@ -37,14 +38,7 @@ struct StepInfo {
 struct DraftRequest {
   drift_seq_id_t seq = 0;
   int32_t budget = 0;      // max draft nodes for this sequence this step
-};
-
-// Nodes in topological order; parents[i] == -1 is the last committed token. Empty: no draft.
-struct DraftTree {
-  drift_seq_id_t seq = 0;
-  std::vector<drift_token_t> tokens;
-  std::vector<int32_t> parents;
-  std::vector<float> probs;  // empty unless the provider gave per-node draft probabilities
+  std::string provider;    // the draft provider's entry name; "" = [speculative]'s
 };
 
 struct KvViewRequest {

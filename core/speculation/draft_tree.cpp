@@ -1,5 +1,6 @@
 #include "core/speculation/draft_tree.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -39,6 +40,34 @@ std::string validate_draft_tree(const DraftTree& tree, const DraftLimits& limits
       return fmt::format("node {} is at depth {}, over the limit of {}", i, depth[i], limits.max_depth);
   }
   return "";
+}
+
+}  // namespace drift
+
+namespace drift {
+
+DraftTree limit_depth(const DraftTree& tree, int32_t max_depth) {
+  const std::vector<int32_t> depth = tree.depths();
+  std::vector<int32_t> renumbered(tree.size(), -1);
+  DraftTree out;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    if (depth[i] > max_depth) continue;
+    renumbered[i] = static_cast<int32_t>(out.size());
+    out.tokens.push_back(tree.tokens[i]);
+    out.parents.push_back(tree.parents[i] < 0 ? -1 : renumbered[tree.parents[i]]);
+    if (!tree.probs.empty()) out.probs.push_back(tree.probs[i]);
+  }
+  return out;
+}
+
+std::vector<uint64_t> ancestor_mask(const DraftTree& tree, int64_t words) {
+  std::vector<uint64_t> mask(tree.size() * words, 0);
+  for (size_t i = 0; i < tree.size(); ++i) {
+    uint64_t* row = &mask[i * words];
+    if (tree.parents[i] >= 0) std::copy_n(&mask[tree.parents[i] * words], words, row);  // parents come first
+    row[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  return mask;
 }
 
 }  // namespace drift

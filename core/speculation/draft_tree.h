@@ -6,13 +6,19 @@
 // matches at most one child. A chain is the tree whose node i has parent i - 1.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace drift {
 
 struct DraftTree {
+  DraftTree() = default;
+  DraftTree(std::vector<int32_t> node_tokens, std::vector<int32_t> node_parents, std::vector<float> node_probs = {})
+      : tokens(std::move(node_tokens)), parents(std::move(node_parents)), probs(std::move(node_probs)) {}
+
   std::vector<int32_t> tokens;
   std::vector<int32_t> parents;
+  std::vector<float> probs;  // the provider's draft probability per node, when it gave them
 
   size_t size() const { return tokens.size(); }
   bool empty() const { return tokens.empty(); }
@@ -32,5 +38,18 @@ struct DraftLimits {
 // topological, a token outside the vocabulary, duplicate sibling tokens, too many nodes or too
 // deep), phrased for the [fallback] line that disables speculation for the request.
 std::string validate_draft_tree(const DraftTree& tree, const DraftLimits& limits);
+
+}  // namespace drift
+
+namespace drift {
+
+// The tree without its nodes deeper than `max_depth` (their descendants are deeper still), parents
+// renumbered. Used to fit a draft to what the request can still commit.
+DraftTree limit_depth(const DraftTree& tree, int32_t max_depth);
+
+// Tree-attention mask rows for the verify forward: `words` 64-bit words per node, bit j of node
+// i's row set when node j is node i or one of its ancestors (what node i may attend to among
+// the tree's slots). words >= (size() + 63) / 64.
+std::vector<uint64_t> ancestor_mask(const DraftTree& tree, int64_t words);
 
 }  // namespace drift

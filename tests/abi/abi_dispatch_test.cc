@@ -86,8 +86,8 @@ TEST(PluginDispatch, FailingHookDisablesThePluginForThatRequestOnly) {
 // Drafts for requests 1 and 2 over three steps with `plugin` as draft provider.
 std::vector<std::vector<DraftTree>> draft_three_steps(PluginHost& host) {
   std::vector<std::vector<DraftTree>> steps;
-  DraftRequest both[] = {{1, 3}, {2, 2}};
-  DraftRequest only_one[] = {{1, 3}};
+  DraftRequest both[] = {{1, 3, ""}, {2, 2, ""}};
+  DraftRequest only_one[] = {{1, 3, ""}};
   steps.push_back(host.propose(StepInfo{1}, std::span(both, 1)));
   steps.push_back(host.propose(StepInfo{2}, both));
   steps.push_back(host.propose(StepInfo{3}, only_one));
@@ -127,7 +127,7 @@ TEST(PluginDispatch, PerSequenceStatusFailsOnlyThatSequenceOfTheBatch) {
   PluginHost host;
   host.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_propose\"\nfail_seq = 1\n")});
   host.select("bad", "full");
-  DraftRequest both[] = {{1, 3}, {2, 2}};
+  DraftRequest both[] = {{1, 3, ""}, {2, 2, ""}};
   auto trees = host.propose(StepInfo{1}, both);
   EXPECT_TRUE(trees[0].tokens.empty());
   EXPECT_THAT(trees[1].tokens, ElementsAre(1, 2));  // the same call, its own status OK
@@ -184,12 +184,12 @@ TEST(PluginDispatch, InvalidDraftTreeIsRejectedForThatRequest) {
   host.set_model_info(model);
   host.load_all({entry("good", DRIFT_ABI_PLUGIN_GOOD)});
   host.select("good", "full");
-  DraftRequest requests[] = {{1, 2}, {2, 3}};
+  DraftRequest requests[] = {{1, 2, ""}, {2, 3, ""}};
   std::vector<DraftTree> trees = host.propose(StepInfo{1}, requests);
   EXPECT_THAT(trees[0].tokens, ElementsAre(1, 2));
   EXPECT_TRUE(trees[1].tokens.empty());
   ASSERT_EQ(log.fallbacks().size(), 1u);
-  EXPECT_THAT(log.fallbacks()[0], HasSubstr("node 2 has token 3 outside the vocabulary; request 2"));
+  EXPECT_THAT(log.fallbacks()[0], HasSubstr("node 2 has token 3, outside the vocabulary [0, 3); request 2"));
 }
 
 // Hardening item 9: a role given to a missing plugin or one of the wrong kind is a broken setup,

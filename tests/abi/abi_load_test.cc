@@ -74,7 +74,7 @@ TEST(PluginLoad, NewerMinorWithLargerStructLoadsAndIgnoresTheTail) {
   EXPECT_EQ(l.info.abi_minor, 1u);
   EXPECT_EQ(l.info.kinds, DRIFT_KIND_DRAFT_PROVIDER);  // the unknown kind bit is dropped
   l.host->select("newer", "full");
-  DraftRequest request{3, 2};
+  DraftRequest request{3, 2, ""};
   std::vector<DraftTree> trees = l.host->propose(StepInfo{1}, std::span(&request, 1));
   EXPECT_EQ(trees.at(0).tokens, (std::vector<int32_t>{1, 2}));
   EXPECT_TRUE(log.fallbacks().empty());

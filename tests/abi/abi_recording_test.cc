@@ -35,7 +35,7 @@ TEST(RecordingPlugin, EveryHookInOrderWithItsArgumentsAcrossPreemptionAndAbort) 
   host.request_start(r2);
 
   // Step 2: both decode speculatively.
-  DraftRequest drafts[] = {{1, 3}, {2, 2}};
+  DraftRequest drafts[] = {{1, 3, ""}, {2, 2, ""}};
   std::vector<DraftTree> trees = host.propose(StepInfo{2}, drafts);
   EXPECT_THAT(trees[0].tokens, ElementsAre(10, 11, 12));
   EXPECT_THAT(trees[0].parents, ElementsAre(-1, 0, 1));
@@ -62,7 +62,7 @@ TEST(RecordingPlugin, EveryHookInOrderWithItsArgumentsAcrossPreemptionAndAbort) 
   RequestInfo again = request(2, resumed2, 10);
   again.resumed = true;
   host.request_start(again);
-  DraftRequest one[] = {{2, 1}};
+  DraftRequest one[] = {{2, 1, ""}};
   host.propose(StepInfo{3}, one);
   host.choose_kv_view(StepInfo{3}, std::span(views + 1, 1));
   int32_t last[] = {20, 61};

@@ -20,6 +20,11 @@ class FakeExecutor final : public ModelExecutor {
   static int32_t next_token(const std::vector<int32_t>& seq, int64_t vocab) {
     uint64_t h = 1469598103934665603ull;
     for (int32_t t : seq) h = (h ^ static_cast<uint64_t>(t + 1)) * 1099511628211ull;
+    // Mixed before the modulo: the low bits of h alone depend only on the low bits of the
+    // tokens, and a continuation would fall into a short cycle (a KV bug could then go unseen).
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
     return static_cast<int32_t>(h % static_cast<uint64_t>(vocab));
   }
   static std::vector<int32_t> reference_continuation(std::vector<int32_t> seq, int64_t n, int64_t vocab) {
@@ -46,15 +51,26 @@ class FakeExecutor final : public ModelExecutor {
       const auto& table = a.block_tables[a.token_seq[t]];
       std::vector<int32_t> seen;
       for (int32_t pos = 0; pos < a.kv_len[t]; ++pos)
-        seen.push_back(slots_[table[pos / block_size_] * block_size_ + pos % block_size_]);
+        if (visible(a, t, pos)) seen.push_back(slots_[table[pos / block_size_] * block_size_ + pos % block_size_]);
       logits.as<float>()[r * vocab_ + next_token(seen, vocab_)] = 1.0f;
     }
     return logits;
   }
 
+  void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override {
+    for (size_t i = 0; i < src.size(); ++i) slots_[dst[i]] = slots_[src[i]];
+  }
+
   std::vector<int64_t> batch_sizes;
 
  private:
+  // The tree mask, as the attention kernels read it (kernels/cpu/paged_attention.h).
+  static bool visible(const AttentionMetadata& a, int64_t t, int32_t pos) {
+    if (a.mask.empty() || pos < a.mask_start[t]) return true;
+    const int64_t bit = pos - a.mask_start[t];
+    return bit < a.mask_words * 64 && ((a.mask[t * a.mask_words + bit / 64] >> (bit % 64)) & 1u);
+  }
+
   int64_t vocab_, block_size_;
   std::vector<int32_t> slots_;
 };

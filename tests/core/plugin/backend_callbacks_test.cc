@@ -686,6 +686,7 @@ class FakeCudaBackend final : public Backend {
   void gather_rows(const Tensor&, const std::vector<int32_t>&, Tensor&) override {}
   void copy(const Tensor&, Tensor&) override {}
   void copy_page(std::vector<LayerKV>&, int32_t, int32_t, int64_t) override {}
+  void copy_slots(std::vector<LayerKV>&, std::span<const int64_t>, std::span<const int64_t>) override {}
 };
 
 TEST(BackendCallbacks, OtherBackendsAreNotSupported) {

@@ -1,0 +1,157 @@
+// drift bench: runs a prompt set through one or more configs in ONE process, each with several
+// speculation variants (per-request overrides: "off" and draft providers), and prints a table plus
+// JSON: output tokens/s, time per output token, TTFT, acceptance length, draft and accepted
+// tokens, and each variant's speedup over its config's non-speculative run, measured side by side.
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "apps/bench_report.h"
+#include "apps/command_registry.h"
+#include "apps/engine_options.h"
+#include "core/engine.h"
+#include "core/error.h"
+#include "core/json_input.h"
+#include "core/text_file.h"
+
+namespace po = boost::program_options;
+
+namespace drift::app {
+namespace {
+
+struct BenchArgs {
+  EngineSource source;
+  std::vector<std::string> compare_configs;
+  std::string prompts_path;
+  int64_t num_prompts = 0;
+  int64_t max_new_tokens = 128;
+  int64_t concurrency = 1;
+  std::string variants;
+  std::string json_path;
+  std::string write_reference;
+  bool ignore_eos = false;
+};
+
+// The first turn of each line: "turns" (MT-Bench), "prompt" (text) or "prompt_ids".
+std::vector<std::vector<int32_t>> load_prompts(const std::string& path, const Engine& engine, int64_t limit) {
+  std::vector<std::vector<int32_t>> prompts;
+  const std::string text = read_text_file(path, "prompt set");
+  size_t line_no = 0;
+  for (size_t begin = 0; begin < text.size() && (limit <= 0 || static_cast<int64_t>(prompts.size()) < limit);) {
+    const size_t end = std::min(text.find('\n', begin), text.size());
+    const std::string line = text.substr(begin, end - begin);
+    begin = end + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = fmt::format("{} line {}", path, line_no);
+    const nlohmann::json j = parse_json_input(line, where);
+    if (j.contains("prompt_ids")) {
+      prompts.push_back(j["prompt_ids"].get<std::vector<int32_t>>());
+      continue;
+    }
+    std::string prompt;
+    if (j.contains("turns") && j["turns"].is_array() && !j["turns"].empty() && j["turns"][0].is_string())
+      prompt = j["turns"][0].get<std::string>();
+    else if (j.contains("prompt") && j["prompt"].is_string())
+      prompt = j["prompt"].get<std::string>();
+    else
+      fail("{}: expected \"turns\" (a list of strings), \"prompt\" (a string) or \"prompt_ids\"", where);
+    if (!engine.tokenizer()) fail("{}: text prompts need a tokenizer, and the model has none (use prompt_ids)", where);
+    prompts.push_back(engine.tokenizer()->encode_prompt(prompt));
+  }
+  if (prompts.empty()) fail("{}: no prompts", path);
+  return prompts;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t begin = 0; begin <= text.size();) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+// "off", plus the config's own draft provider when it speculates, unless --variants says otherwise.
+std::vector<std::string> variants_for(const BenchArgs& a, const EngineConfig& config) {
+  if (!a.variants.empty()) return split_list(a.variants);
+  std::vector<std::string> v = {"off"};
+  if (config.speculative.enabled && !config.speculative.draft_provider.empty())
+    v.push_back(config.speculative.draft_provider);
+  return v;
+}
+
+void write_reference(const std::string& path, const std::vector<std::vector<int32_t>>& prompts,
+                     const std::vector<std::vector<int32_t>>& outputs) {
+  std::ofstream file(path);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    file << nlohmann::json{{"prompt_ids", prompts[i]}, {"output_ids", outputs[i]}}.dump() << "\n";
+  if (!file.good()) fail("--write-reference {}: could not write the file", path);
+}
+
+void bench_config(const BenchArgs& a, const EngineConfig& config, const std::string& label, BenchReport& report,
+                  bool first) {
+  auto engine = Engine::from_config(config);
+  const std::string prompts_path = a.prompts_path.empty() ? default_prompt_set() : a.prompts_path;
+  const auto prompts = load_prompts(prompts_path, *engine, a.num_prompts);
+  SamplingParams params = sampling_params_from(config.generation);
+  params.max_new_tokens = a.max_new_tokens;
+  params.ignore_eos = a.ignore_eos;
+  for (const std::string& variant : variants_for(a, config)) {
+    params.speculative = variant;
+    std::vector<std::vector<int32_t>> outputs;
+    report.add(run_variant(*engine, label, variant, prompts, params, a.concurrency, outputs));
+    if (first && !a.write_reference.empty() && variant == "off") write_reference(a.write_reference, prompts, outputs);
+  }
+}
+
+int run_bench(const std::vector<std::string>& args) {
+  BenchArgs a;
+  po::options_description desc("drift bench options");
+  desc.add_options()("help,h", "show this help");
+  add_engine_options(desc, a.source);
+  desc.add_options()
+      ("compare", po::value(&a.compare_configs), "another config to run in the same process (repeatable)")
+      ("prompts", po::value(&a.prompts_path), "JSON-lines prompt set (default: ../shared/datasets/mt_bench.jsonl)")
+      ("num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")
+      ("max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")
+      ("concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")
+      ("variants", po::value(&a.variants), "comma-separated speculation variants per config: off and/or draft provider names "
+                                           "(default: off plus the config's draft provider)")
+      ("ignore-eos", po::bool_switch(&a.ignore_eos), "always generate max-new-tokens tokens")
+      ("json", po::value(&a.json_path), "also write the results as JSON to this file")
+      ("write-reference", po::value(&a.write_reference), "write the first config's \"off\" outputs as JSON lines "
+                                                         "(prompt_ids, output_ids), e.g. for an oracle draft provider");
+  po::variables_map vm;
+  if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;
+  if (a.max_new_tokens < 1) fail("--max-new-tokens {}: must be >= 1", a.max_new_tokens);
+  if (a.concurrency < 1) fail("--concurrency {}: must be >= 1", a.concurrency);
+  if (a.num_prompts < 0) fail("--num-prompts {}: must be >= 0", a.num_prompts);
+
+  BenchReport report;
+  const EngineConfig primary = resolve_engine_config(a.source);
+  bench_config(a, primary, primary.source.empty() ? a.source.model_dir : primary.source, report, true);
+  for (const std::string& path : a.compare_configs) {
+    EngineSource other = a.source;
+    other.config_path = path;
+    bench_config(a, resolve_engine_config(other), path, report, false);
+  }
+  std::fputs(report.table().c_str(), stdout);
+  const std::string json = report.json().dump(2);
+  std::printf("%s\n", json.c_str());
+  if (!a.json_path.empty()) {
+    std::ofstream file(a.json_path);
+    file << json << "\n";
+    if (!file.good()) fail("--json {}: could not write the file", a.json_path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+DRIFT_REGISTER_COMMAND(bench, "bench", "benchmark configs and speculation variants on a prompt set", run_bench);
+
+}  // namespace drift::app

@@ -1,0 +1,125 @@
+#include "apps/bench_report.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace drift::app {
+
+std::string default_prompt_set() {
+  const char* data = std::getenv("DRIFT_TEST_DATA");
+  return std::string(data && *data ? data : "../shared") + "/datasets/mt_bench.jsonl";
+}
+
+namespace {
+
+void add_request_stats(VariantResult& r, const Sequence& seq) {
+  r.output_tokens += seq.stats.output_tokens;
+  r.mean_ttft_ms += seq.stats.ttft_ms;
+  if (seq.stats.output_tokens > 1)
+    r.mean_tpot_ms += (seq.stats.latency_ms - seq.stats.ttft_ms) / static_cast<double>(seq.stats.output_tokens - 1);
+}
+
+}  // namespace
+
+VariantResult run_variant(Engine& engine, const std::string& config, const std::string& variant,
+                          const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
+                          int64_t concurrency, std::vector<std::vector<int32_t>>& outputs) {
+  VariantResult r;
+  r.config = config;
+  r.variant = variant;
+  r.prompts = static_cast<int64_t>(prompts.size());
+  const EngineMetrics before = engine.metrics();
+  outputs.assign(prompts.size(), {});
+  std::deque<size_t> queue;
+  for (size_t i = 0; i < prompts.size(); ++i) queue.push_back(i);
+  std::map<int64_t, size_t> in_flight;
+  size_t done = 0;
+  const auto start = Clock::now();
+  while (!queue.empty() || !in_flight.empty()) {
+    while (!queue.empty() && static_cast<int64_t>(in_flight.size()) < concurrency) {
+      in_flight[engine.add_request(prompts[queue.front()], params)] = queue.front();
+      queue.pop_front();
+    }
+    for (const RequestOutput& out : engine.step()) {
+      if (!out.finished) continue;
+      const Sequence& seq = engine.request(out.id);
+      if (seq.finish_reason == FinishReason::Error) fail("bench: prompt {} failed: {}", in_flight[out.id], seq.error);
+      add_request_stats(r, seq);
+      outputs[in_flight[out.id]] = seq.output;
+      in_flight.erase(out.id);
+      engine.release(out.id);
+      if (++done % 10 == 0 || done == prompts.size())
+        std::fprintf(stderr, "[bench] %s / %s: %zu/%zu prompts\n", config.c_str(), variant.c_str(), done, prompts.size());
+    }
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.mean_ttft_ms /= static_cast<double>(prompts.size());
+  r.mean_tpot_ms /= static_cast<double>(prompts.size());
+  const EngineMetrics& after = engine.metrics();
+  r.steps = after.steps - before.steps;
+  const SpeculationStats &b = before.speculation, &e = after.speculation;
+  r.speculation.draft_tokens = e.draft_tokens - b.draft_tokens;
+  r.speculation.accepted_tokens = e.accepted_tokens - b.accepted_tokens;
+  r.speculation.rewound_tokens = e.rewound_tokens - b.rewound_tokens;
+  r.speculation.verify_steps = e.verify_steps - b.verify_steps;
+  r.speculation.decode_steps = e.decode_steps - b.decode_steps;
+  r.speculation.decode_tokens = e.decode_tokens - b.decode_tokens;
+  for (const auto& [len, n] : after.acceptance_histogram) {
+    const auto it = before.acceptance_histogram.find(len);
+    const int64_t delta = n - (it == before.acceptance_histogram.end() ? 0 : it->second);
+    if (delta > 0) r.acceptance_histogram[len] = delta;
+  }
+  return r;
+}
+
+double BenchReport::speedup(const VariantResult& r) const {
+  for (const VariantResult& base : results_)
+    if (base.config == r.config && base.variant == "off" && base.tokens_per_second() > 0)
+      return r.tokens_per_second() / base.tokens_per_second();
+  return 0.0;
+}
+
+std::string BenchReport::table() const {
+  std::string out = fmt::format("{:<32} {:<12} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "config", "variant",
+                                "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted", "accepted", "speedup");
+  for (const VariantResult& r : results_) {
+    std::string label = r.config.size() > 32 ? "..." + r.config.substr(r.config.size() - 29) : r.config;
+    out += fmt::format("{:<32} {:<12} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x\n", label,
+                       r.variant, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms, r.mean_ttft_ms,
+                       r.speculation.acceptance_length(), r.speculation.draft_tokens, r.speculation.accepted_tokens,
+                       speedup(r));
+  }
+  return out;
+}
+
+nlohmann::json BenchReport::json() const {
+  nlohmann::json results = nlohmann::json::array();
+  for (const VariantResult& r : results_) {
+    nlohmann::json histogram = nlohmann::json::object();
+    for (const auto& [len, n] : r.acceptance_histogram) histogram[std::to_string(len)] = n;
+    results.push_back({{"config", r.config},
+                       {"variant", r.variant},
+                       {"prompts", r.prompts},
+                       {"output_tokens", r.output_tokens},
+                       {"seconds", r.seconds},
+                       {"output_tokens_per_second", r.tokens_per_second()},
+                       {"mean_time_per_output_token_ms", r.mean_tpot_ms},
+                       {"mean_ttft_ms", r.mean_ttft_ms},
+                       {"engine_steps", r.steps},
+                       {"acceptance_length", r.speculation.acceptance_length()},
+                       {"acceptance_histogram", histogram},
+                       {"draft_tokens", r.speculation.draft_tokens},
+                       {"accepted_tokens", r.speculation.accepted_tokens},
+                       {"rewound_tokens", r.speculation.rewound_tokens},
+                       {"verify_steps", r.speculation.verify_steps},
+                       {"speedup_vs_off", speedup(r)}});
+  }
+  return {{"results", results}};
+}
+
+}  // namespace drift::app

@@ -1,0 +1,47 @@
+#pragma once
+// drift bench's measurements: one run of a prompt set through an engine under one speculation
+// variant, and the table / JSON that put the variants of each config side by side.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine.h"
+
+namespace drift::app {
+
+struct VariantResult {
+  std::string config;   // the config's label (its file)
+  std::string variant;  // "off" or a draft provider
+  int64_t prompts = 0;
+  int64_t output_tokens = 0;
+  double seconds = 0.0;
+  double mean_ttft_ms = 0.0;
+  double mean_tpot_ms = 0.0;  // time per output token after the first, averaged over requests
+  int64_t steps = 0;          // engine steps
+  SpeculationStats speculation;
+  std::map<int32_t, int64_t> acceptance_histogram;
+  double tokens_per_second() const { return seconds > 0 ? static_cast<double>(output_tokens) / seconds : 0.0; }
+};
+
+// Runs every prompt (at most `concurrency` in flight) to completion under `params`; `outputs`
+// receives each prompt's output tokens. Progress goes to stderr.
+VariantResult run_variant(Engine& engine, const std::string& config, const std::string& variant,
+                          const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
+                          int64_t concurrency, std::vector<std::vector<int32_t>>& outputs);
+
+// $DRIFT_TEST_DATA/datasets/mt_bench.jsonl, else ../shared/datasets/mt_bench.jsonl.
+std::string default_prompt_set();
+
+class BenchReport {
+ public:
+  void add(VariantResult result) { results_.push_back(std::move(result)); }
+  std::string table() const;     // fixed-width, one row per (config, variant)
+  nlohmann::json json() const;   // {"results": [...]} with the same figures and the histograms
+ private:
+  double speedup(const VariantResult& r) const;  // over the same config's "off" run (0 if none)
+  std::vector<VariantResult> results_;
+};
+
+}  // namespace drift::app
