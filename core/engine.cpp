@@ -167,7 +167,9 @@ ForwardBatch Engine::build_batch(const SchedulerOutput& scheduled) const {
 void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& logits) {
   const int64_t vocab = executor_->vocab_size();
   int64_t row = 0;
-  for (const ScheduledChunk& chunk : scheduled.chunks) {
+  std::vector<std::vector<int32_t>> accepted(scheduled.chunks.size());  // per chunk: nodes kept
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
     Sequence& seq = *chunk.seq;
     seq.stats.steps++;
     const auto drafted = static_cast<int64_t>(chunk.draft.size());
@@ -181,8 +183,9 @@ void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& log
     const float* rows = logits.as<float>() + row * vocab;
     row += 1 + drafted;
     // With an empty draft the rule samples the one token plain decoding samples.
-    commit(seq, chunk, options_.speculation.acceptance(chunk.draft, rows, vocab, seq.params, seq.seed, seq.output.size()));
+    accepted[c] = commit(seq, chunk, options_.speculation.acceptance(chunk.draft, rows, vocab, seq.params, seq.seed, seq.output.size()));
   }
+  if (plugins_) plugins_->after_commit(scheduled, accepted);
 }
 
 Tensor Engine::score(const std::vector<int32_t>& ids) {

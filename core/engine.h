@@ -119,8 +119,9 @@ class Engine {
   ForwardBatch build_batch(const SchedulerOutput& scheduled) const;
   SchedulerOutput schedule_step();
   void process_results(const SchedulerOutput& scheduled, const Tensor& logits);
-  // The update step (engine_commit.cpp): commits what a chunk's forward produced.
-  void commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path);
+  // The update step (engine_commit.cpp): commits what a chunk's forward produced; returns the
+  // draft nodes whose tokens (and KV) were kept.
+  std::vector<int32_t> commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path);
   FinishReason append_output(Sequence& seq, int32_t token);
   void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
   void propose_drafts();

@@ -33,7 +33,7 @@ FinishReason Engine::append_output(Sequence& seq, int32_t token) {
   return FinishReason::None;
 }
 
-void Engine::commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path) {
+std::vector<int32_t> Engine::commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path) {
   const bool decoding = !seq.output.empty();
   const auto drafted = static_cast<int64_t>(chunk.draft.size());
   // The cut: tokens in order until one ends the request.
@@ -62,6 +62,7 @@ void Engine::commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPa
     plugins_->offer_full_pages(seq);
   }
   if (reason != FinishReason::None) finish(seq, reason);
+  return {path.nodes.begin(), path.nodes.begin() + accepted};
 }
 
 void Engine::record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding) {

@@ -37,6 +37,9 @@ class ModelExecutor {
   virtual void set_capture_layers(std::vector<int32_t> /*layers*/) {}
   // The last forward's capture of `layer`, or nullptr when that layer is not captured.
   virtual const Tensor* captured(int32_t /*layer*/) const { return nullptr; }
+  // Rearranges the captured rows: row i becomes the old row rows[i] (after a verify step, the
+  // accepted nodes' rows move behind their root, as their KV did).
+  virtual void reorder_captured(const std::vector<int32_t>& /*rows*/) {}
 };
 
 }  // namespace drift

@@ -76,6 +76,15 @@ const Tensor* ModelRunner::captured(int32_t layer) const {
   return it == captured_.end() ? nullptr : &it->second;
 }
 
+void ModelRunner::reorder_captured(const std::vector<int32_t>& rows) {
+  for (auto& [layer, hidden] : captured_) {
+    if (hidden.empty()) continue;
+    Tensor reordered = alloc({static_cast<int64_t>(rows.size()), config_.hidden_size});
+    backend_.gather_rows(hidden, rows, reordered);
+    hidden = std::move(reordered);
+  }
+}
+
 Tensor ModelRunner::forward(const ForwardBatch& batch) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");

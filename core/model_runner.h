@@ -23,6 +23,7 @@ class ModelRunner final : public ModelExecutor {
   void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override;
   void set_capture_layers(std::vector<int32_t> layers) override;
   const Tensor* captured(int32_t layer) const override;
+  void reorder_captured(const std::vector<int32_t>& rows) override;
 
   const ModelConfig& config() const { return config_; }
   Backend& backend() { return backend_; }

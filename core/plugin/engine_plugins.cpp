@@ -22,7 +22,7 @@ void require_loaded(const std::vector<PluginEntry>& entries, const std::vector<P
 
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                              const ServiceInstaller& install_services)
-    : kv_(parts.kv), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
+    : kv_(parts.kv), executor_(parts.executor), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
   state_.install(host_.callbacks());
   if (install_services) install_services(host_.callbacks());
   host_.set_model_info(
@@ -104,6 +104,24 @@ void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& schedule
   // what is attended once partial attention exists, and a full verification is always exact.
   for (const KvView& view : host_.choose_kv_view(StepInfo{step}, views))
     (view.full ? speculation_.full_views : speculation_.partial_views)++;
+}
+
+void EnginePlugins::after_commit(const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted) {
+  std::vector<int32_t> rows;  // row i of the reordered capture = old row rows[i]
+  bool moved = false;
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
+    const auto first = static_cast<int32_t>(rows.size());
+    for (int64_t i = 0; i < chunk.count; ++i) rows.push_back(first + static_cast<int32_t>(i));
+    if (chunk.draft.empty()) continue;
+    // A verify chunk's rows: the root, then node i at 1 + i.
+    for (size_t j = 0; j < accepted[c].size(); ++j) {
+      rows[first + 1 + j] = first + 1 + accepted[c][j];
+      moved |= accepted[c][j] != static_cast<int32_t>(j);
+    }
+    state_.keep_rows(chunk.seq->id, 1 + static_cast<int64_t>(accepted[c].size()));
+  }
+  if (moved && !state_.capture_layers().empty()) executor_.reorder_captured(rows);
 }
 
 std::vector<DraftTree> EnginePlugins::propose(int64_t step, std::span<const DraftRequest> requests) {

@@ -74,6 +74,10 @@ class EnginePlugins final : public SchedulerObserver {
   std::vector<DraftTree> propose(int64_t step, std::span<const DraftRequest> requests);
   // The forward of `scheduled` ran: its captured hidden states are what plugins read now.
   void after_forward(const SchedulerOutput& scheduled) { state_.record_forward(scheduled); }
+  // The step's commits are done; `accepted[i]` holds the accepted nodes of chunk i (empty for a
+  // chunk without a draft). A verified sequence's hidden-state rows become its root's and its
+  // accepted nodes', in position order -- what on_propose reads, as for a plain decode step.
+  void after_commit(const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted);
   // A forward outside the step loop (scoring) overwrote the captures.
   void forget_forward() { state_.forget_forward(); }
   // Tokens committed to `seq` this step: on_accept, then on_rewind when `rewound` draft
@@ -88,6 +92,7 @@ class EnginePlugins final : public SchedulerObserver {
   void release(const std::vector<drift_page_id_t>& pages);
 
   KVCacheManager& kv_;
+  ModelExecutor& executor_;
   EngineStateServices state_;  // before host_: plugins' destroy may still call services
   PluginHost host_;
   std::vector<drift_token_t> request_tokens_;  // the token view of the RequestInfo being passed

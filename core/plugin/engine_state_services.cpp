@@ -30,6 +30,10 @@ void EngineStateServices::record_forward(const SchedulerOutput& scheduled) {
   }
 }
 
+void EngineStateServices::keep_rows(int64_t seq, int64_t kept) {
+  if (auto it = rows_.find(seq); it != rows_.end()) it->second.count = kept;
+}
+
 void EngineStateServices::begin_step() {
   token_views_.clear();
   token_view_index_.clear();

@@ -32,9 +32,13 @@ class EngineStateServices {
   // object, which must outlive them.
   void install(HostCallbacks& callbacks);
   void set_capture_layers(std::vector<int32_t> layers) { capture_layers_ = std::move(layers); }
+  const std::vector<int32_t>& capture_layers() const { return capture_layers_; }
 
   // Rows of each scheduled sequence in the forward that just ran (chunk order = row order).
   void record_forward(const SchedulerOutput& scheduled);
+  // After the commit: a verified sequence's rows are its root and its accepted nodes (moved
+  // behind the root by ModelExecutor::reorder_captured), `kept` of them in all.
+  void keep_rows(int64_t seq, int64_t kept);
   // A forward outside the step loop (scoring) replaced the captures: nothing is readable.
   void forget_forward() { rows_.clear(); }
   // A new engine step: views handed out during the last one are no longer in use.

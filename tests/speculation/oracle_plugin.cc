@@ -10,6 +10,9 @@
 // holds a and b (children of the root), level 2 holds c under a, level 3 d and e under c (each
 // level under the first token of the one before; one token per level is a chain) -- so drafts of
 // likely tokens exist at every position, for the statistical tests.
+// check_hidden_rows = true: declares capture layer 0 and, before each proposal, checks that the
+// sequence's hidden-state rows are those of its last computed positions, in position order (with
+// the fake executor, whose "hidden state" is the token id); a mismatch fails that sequence.
 #include <fstream>
 #include <map>
 #include <string>
@@ -29,6 +32,7 @@ struct Oracle {
   std::map<drift_seq_id_t, const std::vector<int32_t>*> requests;  // seq -> its reference output
   std::map<drift_seq_id_t, int64_t> prompt_lengths;
   std::vector<std::vector<int32_t>> fixed;  // the fixed tree's tokens per level, or empty
+  bool check_hidden_rows = false;
 };
 
 void log(const drift_host_api_t* host, int32_t level, const std::string& message) {
@@ -65,6 +69,7 @@ std::vector<std::vector<int32_t>> parse_levels(const std::string& text) {
 bool read_settings(const drift_host_api_t* host, Oracle& o, std::string& path) {
   char buf[4096];
   size_t len = 0;
+  host->get_setting_bool(host->ctx, "check_hidden_rows", &o.check_hidden_rows);
   if (host->get_setting_string(host->ctx, "fixed", buf, sizeof buf, &len) == DRIFT_OK && len < sizeof buf)
     o.fixed = parse_levels(std::string(buf, len));
   if (!o.fixed.empty()) return true;
@@ -164,11 +169,39 @@ void propose_fixed(const Oracle& o, drift_draft_tree_t& t) {
   t.num_nodes = nodes;
 }
 
+drift_status_t declare_needs(void* instance, drift_needs_t* needs) {
+  const auto& o = *static_cast<Oracle*>(instance);
+  if (o.check_hidden_rows && needs->max_capture_layers > 0) {
+    needs->capture_layers[0] = 0;
+    needs->num_capture_layers = 1;
+  }
+  return DRIFT_OK;
+}
+
+// The rows of the sequence's last forward end at its last computed position (the newest token
+// has no KV yet) and follow the positions: row i holds the token at n - 1 - rows + i.
+bool hidden_rows_follow_positions(const Oracle& o, drift_seq_id_t seq) {
+  drift_tensor_t rows{};
+  if (o.host->hidden_states(o.host->ctx, seq, 0, &rows) != DRIFT_OK) return true;  // not in the last forward
+  const drift_token_t* tokens = nullptr;
+  int64_t n = 0;
+  if (o.host->sequence_tokens(o.host->ctx, seq, &tokens, &n) != DRIFT_OK || rows.shape[0] > n - 1) return false;
+  const auto* values = static_cast<const float*>(rows.data);
+  for (int64_t i = 0; i < rows.shape[0]; ++i)
+    if (values[i * rows.shape[1]] != static_cast<float>(tokens[n - 1 - rows.shape[0] + i])) return false;
+  return true;
+}
+
 drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_t* const* trees, size_t n) {
   auto& o = *static_cast<Oracle*>(instance);
   const int64_t vocab = o.host->model_info(o.host->ctx)->vocab_size;
   for (size_t i = 0; i < n; ++i) {
     drift_draft_tree_t& t = *trees[i];
+    if (o.check_hidden_rows && !hidden_rows_follow_positions(o, t.seq_id)) {
+      log(o.host, DRIFT_LOG_ERROR, "oracle: hidden-state rows do not follow the committed positions");
+      t.status = DRIFT_ERROR;
+      continue;
+    }
     if (!o.fixed.empty()) {
       propose_fixed(o, t);
       continue;
@@ -195,6 +228,7 @@ const drift_plugin_t descriptor = [] {
   d.kinds = DRIFT_KIND_DRAFT_PROVIDER;
   d.create = create;
   d.destroy = destroy;
+  d.on_declare_needs = declare_needs;
   d.on_request_start = on_request_start;
   d.on_request_finish = on_request_finish;
   d.on_propose = on_propose;

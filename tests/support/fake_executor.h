@@ -4,6 +4,7 @@
 // through the block table — so any KV bookkeeping bug (wrong slot, page shared or freed too
 // early, bad rewind or recompute) changes the output, which tests compare with
 // `reference_continuation`, computed from the true token sequence.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,7 @@ class FakeExecutor final : public ModelExecutor {
 
   Tensor forward(const ForwardBatch& batch) override {
     batch_sizes.push_back(batch.num_tokens());
+    capture(batch);
     const auto& a = batch.attention;
     for (int64_t t = 0; t < batch.num_tokens(); ++t) slots_[a.slots[t]] = batch.tokens[t];
     Tensor logits = Tensor::zeros({static_cast<int64_t>(batch.logit_rows.size()), vocab_});
@@ -61,9 +63,27 @@ class FakeExecutor final : public ModelExecutor {
     for (size_t i = 0; i < src.size(); ++i) slots_[dst[i]] = slots_[src[i]];
   }
 
+  // "Hidden states" of the captured layers: each forward token's id, one column, so a plugin can
+  // tell which token a row belongs to.
+  void set_capture_layers(std::vector<int32_t> layers) override { capture_layers_ = std::move(layers); }
+  const Tensor* captured(int32_t layer) const override {
+    return std::find(capture_layers_.begin(), capture_layers_.end(), layer) == capture_layers_.end() ? nullptr : &captured_;
+  }
+  void reorder_captured(const std::vector<int32_t>& rows) override {
+    Tensor reordered = Tensor::zeros({static_cast<int64_t>(rows.size()), 1});
+    for (size_t i = 0; i < rows.size(); ++i) reordered.as<float>()[i] = captured_.as<float>()[rows[i]];
+    captured_ = std::move(reordered);
+  }
+
   std::vector<int64_t> batch_sizes;
 
  private:
+  void capture(const ForwardBatch& batch) {
+    if (capture_layers_.empty()) return;
+    captured_ = Tensor::zeros({batch.num_tokens(), 1});
+    for (int64_t t = 0; t < batch.num_tokens(); ++t) captured_.as<float>()[t] = static_cast<float>(batch.tokens[t]);
+  }
+
   // The tree mask, as the attention kernels read it (kernels/cpu/paged_attention.h).
   static bool visible(const AttentionMetadata& a, int64_t t, int32_t pos) {
     if (a.mask.empty() || pos < a.mask_start[t]) return true;
@@ -73,6 +93,8 @@ class FakeExecutor final : public ModelExecutor {
 
   int64_t vocab_, block_size_;
   std::vector<int32_t> slots_;
+  std::vector<int32_t> capture_layers_;
+  Tensor captured_;
 };
 
 }  // namespace drift::test
