@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <deque>
 
 #include <fmt/format.h>
@@ -48,8 +49,13 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
     for (const RequestOutput& out : engine.step()) {
       if (!out.finished) continue;
       const Sequence& seq = engine.request(out.id);
-      if (seq.finish_reason == FinishReason::Error) fail("bench: prompt {} failed: {}", in_flight[out.id], seq.error);
-      add_request_stats(r, seq);
+      if (seq.finish_reason == FinishReason::Error) {
+        std::fprintf(stderr, "[bench] %s / %s: prompt %zu left out: %s\n", config.c_str(), variant.c_str(),
+                     in_flight[out.id], seq.error.c_str());
+        r.failed++;
+      } else {
+        add_request_stats(r, seq);
+      }
       outputs[in_flight[out.id]] = seq.output;
       in_flight.erase(out.id);
       engine.release(out.id);
@@ -58,8 +64,9 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  r.mean_ttft_ms /= static_cast<double>(prompts.size());
-  r.mean_tpot_ms /= static_cast<double>(prompts.size());
+  const auto completed = static_cast<double>(std::max<int64_t>(1, r.prompts - r.failed));
+  r.mean_ttft_ms /= completed;
+  r.mean_tpot_ms /= completed;
   const EngineMetrics& after = engine.metrics();
   r.steps = after.steps - before.steps;
   const SpeculationStats &b = before.speculation, &e = after.speculation;
@@ -85,12 +92,13 @@ double BenchReport::speedup(const VariantResult& r) const {
 }
 
 std::string BenchReport::table() const {
-  std::string out = fmt::format("{:<32} {:<12} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "config", "variant",
-                                "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted", "accepted", "speedup");
+  std::string out = fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "config",
+                                "variant", "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted",
+                                "accepted", "speedup");
   for (const VariantResult& r : results_) {
     std::string label = r.config.size() > 32 ? "..." + r.config.substr(r.config.size() - 29) : r.config;
-    out += fmt::format("{:<32} {:<12} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x\n", label,
-                       r.variant, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms, r.mean_ttft_ms,
+    out += fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x\n", label,
+                       r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms, r.mean_ttft_ms,
                        r.speculation.acceptance_length(), r.speculation.draft_tokens, r.speculation.accepted_tokens,
                        speedup(r));
   }
@@ -105,6 +113,7 @@ nlohmann::json BenchReport::json() const {
     results.push_back({{"config", r.config},
                        {"variant", r.variant},
                        {"prompts", r.prompts},
+                       {"failed", r.failed},
                        {"output_tokens", r.output_tokens},
                        {"seconds", r.seconds},
                        {"output_tokens_per_second", r.tokens_per_second()},

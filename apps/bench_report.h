@@ -15,6 +15,7 @@ struct VariantResult {
   std::string config;   // the config's label (its file)
   std::string variant;  // "off" or a draft provider
   int64_t prompts = 0;
+  int64_t failed = 0;         // requests the engine refused (e.g. a prompt longer than max_seq_len)
   int64_t output_tokens = 0;
   double seconds = 0.0;
   double mean_ttft_ms = 0.0;
@@ -26,7 +27,8 @@ struct VariantResult {
 };
 
 // Runs every prompt (at most `concurrency` in flight) to completion under `params`; `outputs`
-// receives each prompt's output tokens. Progress goes to stderr.
+// receives each prompt's output tokens. A request the engine refuses is counted as failed and
+// left out of the figures (stderr says why). Progress goes to stderr.
 VariantResult run_variant(Engine& engine, const std::string& config, const std::string& variant,
                           const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
                           int64_t concurrency, std::vector<std::vector<int32_t>>& outputs);
