@@ -113,18 +113,20 @@ int run_bench(const std::vector<std::string>& args) {
   po::options_description desc("drift bench options");
   desc.add_options()("help,h", "show this help");
   add_engine_options(desc, a.source);
-  desc.add_options()
-      ("compare", po::value(&a.compare_configs), "another config to run in the same process (repeatable)")
-      ("prompts", po::value(&a.prompts_path), "JSON-lines prompt set (default: ../shared/datasets/mt_bench.jsonl)")
-      ("num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")
-      ("max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")
-      ("concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")
-      ("variants", po::value(&a.variants), "comma-separated speculation variants per config: off and/or draft provider names "
-                                           "(default: off plus the config's draft provider)")
-      ("ignore-eos", po::bool_switch(&a.ignore_eos), "always generate max-new-tokens tokens")
-      ("json", po::value(&a.json_path), "also write the results as JSON to this file")
-      ("write-reference", po::value(&a.write_reference), "write the first config's \"off\" outputs as JSON lines "
-                                                         "(prompt_ids, output_ids), e.g. for an oracle draft provider");
+  desc.add_options()("compare", po::value(&a.compare_configs),
+                     "another config to run in the same process (repeatable)")(
+      "prompts", po::value(&a.prompts_path), "JSON-lines prompt set (default: ../shared/datasets/mt_bench.jsonl)")(
+      "num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")(
+      "max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")(
+      "concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")(
+      "variants", po::value(&a.variants),
+      "comma-separated speculation variants per config: off and/or draft provider names "
+      "(default: off plus the config's draft provider)")("ignore-eos", po::bool_switch(&a.ignore_eos),
+                                                         "always generate max-new-tokens tokens")(
+      "json", po::value(&a.json_path), "also write the results as JSON to this file")(
+      "write-reference", po::value(&a.write_reference),
+      "write the first config's \"off\" outputs as JSON lines "
+      "(prompt_ids, output_ids), e.g. for an oracle draft provider");
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;
   if (a.max_new_tokens < 1) fail("--max-new-tokens {}: must be >= 1", a.max_new_tokens);

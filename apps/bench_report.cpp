@@ -1,8 +1,8 @@
 #include "apps/bench_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <deque>
 
 #include <fmt/format.h>
@@ -60,7 +60,8 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
       in_flight.erase(out.id);
       engine.release(out.id);
       if (++done % 10 == 0 || done == prompts.size())
-        std::fprintf(stderr, "[bench] %s / %s: %zu/%zu prompts\n", config.c_str(), variant.c_str(), done, prompts.size());
+        std::fprintf(stderr, "[bench] %s / %s: %zu/%zu prompts\n", config.c_str(), variant.c_str(), done,
+                     prompts.size());
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -92,15 +93,15 @@ double BenchReport::speedup(const VariantResult& r) const {
 }
 
 std::string BenchReport::table() const {
-  std::string out = fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "config",
-                                "variant", "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted",
-                                "accepted", "speedup");
+  std::string out =
+      fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "config", "variant",
+                  "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted", "accepted", "speedup");
   for (const VariantResult& r : results_) {
     std::string label = r.config.size() > 32 ? "..." + r.config.substr(r.config.size() - 29) : r.config;
     out += fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x\n", label,
-                       r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms, r.mean_ttft_ms,
-                       r.speculation.acceptance_length(), r.speculation.draft_tokens, r.speculation.accepted_tokens,
-                       speedup(r));
+                       r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms,
+                       r.mean_ttft_ms, r.speculation.acceptance_length(), r.speculation.draft_tokens,
+                       r.speculation.accepted_tokens, speedup(r));
   }
   return out;
 }

@@ -15,7 +15,7 @@ struct VariantResult {
   std::string config;   // the config's label (its file)
   std::string variant;  // "off" or a draft provider
   int64_t prompts = 0;
-  int64_t failed = 0;         // requests the engine refused (e.g. a prompt longer than max_seq_len)
+  int64_t failed = 0;  // requests the engine refused (e.g. a prompt longer than max_seq_len)
   int64_t output_tokens = 0;
   double seconds = 0.0;
   double mean_ttft_ms = 0.0;
@@ -39,8 +39,8 @@ std::string default_prompt_set();
 class BenchReport {
  public:
   void add(VariantResult result) { results_.push_back(std::move(result)); }
-  std::string table() const;     // fixed-width, one row per (config, variant)
-  nlohmann::json json() const;   // {"results": [...]} with the same figures and the histograms
+  std::string table() const;    // fixed-width, one row per (config, variant)
+  nlohmann::json json() const;  // {"results": [...]} with the same figures and the histograms
  private:
   double speedup(const VariantResult& r) const;  // over the same config's "off" run (0 if none)
   std::vector<VariantResult> results_;

@@ -46,7 +46,8 @@ std::vector<int32_t> Engine::commit(Sequence& seq, const ScheduledChunk& chunk, 
   // KV: the root (and every chunk token before it) plus the accepted nodes whose tokens were
   // committed, in that order; the other tree slots are rewound.
   const int64_t first_node = chunk.start + chunk.count - drafted;
-  const auto accepted = std::min<int64_t>(static_cast<int64_t>(path.nodes.size()), static_cast<int64_t>(committed.size()));
+  const auto accepted =
+      std::min<int64_t>(static_cast<int64_t>(path.nodes.size()), static_cast<int64_t>(committed.size()));
   if (drafted > 0) {
     std::vector<int64_t> kept;
     for (int64_t j = 0; j < accepted; ++j) kept.push_back(first_node + path.nodes[j]);

@@ -37,8 +37,7 @@ std::string validate_stop_strings(const std::vector<std::string>& stops) {
     if (stops[i].empty()) return fmt::format("stop string {} is empty", i);
     if (stops[i].size() > kMaxStopBytes)
       return fmt::format("stop string {} has {} bytes; at most {} are allowed", i, stops[i].size(), kMaxStopBytes);
-    if (utf8::first_invalid(stops[i]) != stops[i].size())
-      return fmt::format("stop string {} is not valid UTF-8", i);
+    if (utf8::first_invalid(stops[i]) != stops[i].size()) return fmt::format("stop string {} is not valid UTF-8", i);
   }
   return "";
 }

@@ -19,8 +19,8 @@ class OutputText {
     std::string text;      // newly emitted text (may be empty)
     bool stopped = false;  // a stop string completed with this token: generation must end here
   };
-  Update push(int32_t token);          // one committed output token
-  std::string finish();                // generation ended for another reason: releases held-back text
+  Update push(int32_t token);  // one committed output token
+  std::string finish();        // generation ended for another reason: releases held-back text
   const std::string& emitted() const { return emitted_; }  // all text emitted so far
 
  private:
@@ -28,7 +28,7 @@ class OutputText {
 
   StreamingDecoder decoder_;
   std::vector<std::string> stops_;
-  std::string pending_;   // settled text not yet emitted: it may begin a stop string
+  std::string pending_;  // settled text not yet emitted: it may begin a stop string
   std::string emitted_;
   bool stopped_ = false;
 };

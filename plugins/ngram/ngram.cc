@@ -30,8 +30,9 @@ bool read_setting(const drift_host_api_t* host, const char* key, int64_t minimum
     return false;
   }
   if (value < minimum) {
-    log(host, DRIFT_LOG_ERROR, std::string("ngram: setting '") + key + "' = " + std::to_string(value) +
-                                   " must be >= " + std::to_string(minimum));
+    log(host, DRIFT_LOG_ERROR,
+        std::string("ngram: setting '") + key + "' = " + std::to_string(value) +
+            " must be >= " + std::to_string(minimum));
     return false;
   }
   return true;
@@ -45,8 +46,8 @@ drift_status_t create(const drift_host_api_t* host, const char*, void** instance
       !read_setting(host, "max_matches", 1, s.max_matches) || !read_setting(host, "max_depth", 0, s.max_depth))
     return DRIFT_ERROR_INVALID_ARGUMENT;
   if (s.max_ngram < s.min_ngram) {
-    log(host, DRIFT_LOG_ERROR, "ngram: max_ngram = " + std::to_string(s.max_ngram) + " is below min_ngram = " +
-                                   std::to_string(s.min_ngram));
+    log(host, DRIFT_LOG_ERROR,
+        "ngram: max_ngram = " + std::to_string(s.max_ngram) + " is below min_ngram = " + std::to_string(s.min_ngram));
     return DRIFT_ERROR_INVALID_ARGUMENT;
   }
   *instance = n.release();

@@ -70,7 +70,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"parent_out_of_range", DRIFT_ABI_PLUGIN_BAD_PARENT_OUT_OF_RANGE, "on_propose", "node 1 has parent 7"},
         BadCase{"not_topological", DRIFT_ABI_PLUGIN_BAD_NOT_TOPOLOGICAL, "on_propose", "node 1 has parent 1"},
-        BadCase{"token_outside_vocab", DRIFT_ABI_PLUGIN_BAD_TOKEN_OUTSIDE_VOCAB, "on_propose", "outside the vocabulary"},
+        BadCase{"token_outside_vocab", DRIFT_ABI_PLUGIN_BAD_TOKEN_OUTSIDE_VOCAB, "on_propose",
+                "outside the vocabulary"},
         BadCase{"duplicate_siblings", DRIFT_ABI_PLUGIN_BAD_DUPLICATE_SIBLINGS, "on_propose", "repeats token"},
         BadCase{"over_budget", DRIFT_ABI_PLUGIN_BAD_OVER_BUDGET, "on_propose", "with a budget of 4"},
         BadCase{"hook_fails", DRIFT_ABI_PLUGIN_BAD_HOOK_FAILS, "on_propose", "status 1"},
@@ -81,12 +82,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"tree_parents", DRIFT_ABI_PLUGIN_BAD_TREE_PARENTS, "on_propose", "input field parents"},
         BadCase{"tree_probs", DRIFT_ABI_PLUGIN_BAD_TREE_PROBS, "on_propose", "input field probs"},
         BadCase{"tree_all_inputs", DRIFT_ABI_PLUGIN_BAD_TREE_ALL_INPUTS, "on_propose", "overwrote the input field"},
-        BadCase{"view_struct_size", DRIFT_ABI_PLUGIN_BAD_VIEW_STRUCT_SIZE, "on_choose_kv_view", "input field struct_size"},
+        BadCase{"view_struct_size", DRIFT_ABI_PLUGIN_BAD_VIEW_STRUCT_SIZE, "on_choose_kv_view",
+                "input field struct_size"},
         BadCase{"view_seq_id", DRIFT_ABI_PLUGIN_BAD_VIEW_SEQ_ID, "on_choose_kv_view", "input field seq_id"},
         BadCase{"view_max_pages", DRIFT_ABI_PLUGIN_BAD_VIEW_MAX_PAGES, "on_choose_kv_view", "input field max_pages"},
-        BadCase{"view_page_counts", DRIFT_ABI_PLUGIN_BAD_VIEW_PAGE_COUNTS, "on_choose_kv_view", "input field page_counts"},
+        BadCase{"view_page_counts", DRIFT_ABI_PLUGIN_BAD_VIEW_PAGE_COUNTS, "on_choose_kv_view",
+                "input field page_counts"},
         BadCase{"view_pages", DRIFT_ABI_PLUGIN_BAD_VIEW_PAGES, "on_choose_kv_view", "input field pages"},
-        BadCase{"view_all_inputs", DRIFT_ABI_PLUGIN_BAD_VIEW_ALL_INPUTS, "on_choose_kv_view", "overwrote the input field"}),
+        BadCase{"view_all_inputs", DRIFT_ABI_PLUGIN_BAD_VIEW_ALL_INPUTS, "on_choose_kv_view",
+                "overwrote the input field"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -22,12 +22,14 @@ std::string drift_in_source(const std::string& args) {
   return "cd " + shell_quote(test::source_dir()) + " && " + test::drift_exe() + " " + args;
 }
 
-const char* kPrompts = " --prompt 'Once upon a time' --prompt 'Tom and Lily went to the park' --max-new-tokens 64 --json";
+const char* kPrompts =
+    " --prompt 'Once upon a time' --prompt 'Tom and Lily went to the park' --max-new-tokens 64 --json";
 
 TEST(SpeculationCliTest, NgramConfigIsLosslessAndReportsItsStatistics) {
   const auto plain = run_command(drift_in_source("generate --config configs/stories260k.toml") + kPrompts);
   const auto ngram = run_command(drift_in_source("generate --config configs/stories260k-ngram.toml") + kPrompts);
-  const auto off = run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --speculative off") + kPrompts);
+  const auto off =
+      run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --speculative off") + kPrompts);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(ngram.exit_code, 0) << ngram.err;
   ASSERT_EQ(off.exit_code, 0) << off.err;
@@ -39,7 +41,8 @@ TEST(SpeculationCliTest, NgramConfigIsLosslessAndReportsItsStatistics) {
     EXPECT_EQ(n[i]["text"], p[i]["text"]);
     EXPECT_EQ(o[i]["output_ids"], p[i]["output_ids"]);
     const auto& s = n[i]["stats"]["speculation"];
-    EXPECT_EQ(s["draft_tokens"].get<int64_t>(), s["accepted_tokens"].get<int64_t>() + s["rewound_tokens"].get<int64_t>());
+    EXPECT_EQ(s["draft_tokens"].get<int64_t>(),
+              s["accepted_tokens"].get<int64_t>() + s["rewound_tokens"].get<int64_t>());
     int64_t committed = 0;
     for (int64_t k : s["committed_per_step"]) committed += k;
     EXPECT_EQ(committed, n[i]["stats"]["output_tokens"].get<int64_t>());
@@ -51,8 +54,9 @@ TEST(SpeculationCliTest, NgramConfigIsLosslessAndReportsItsStatistics) {
 }
 
 TEST(SpeculationCliTest, StopStringEndsTheTextBeforeIt) {
-  const auto r = run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once upon a time'"
-                                             " --stop 'named Li' --json"));
+  const auto r =
+      run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once upon a time'"
+                                  " --stop 'named Li' --json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 1u);
@@ -61,15 +65,18 @@ TEST(SpeculationCliTest, StopStringEndsTheTextBeforeIt) {
 }
 
 TEST(SpeculationCliTest, UnknownProviderIsNamed) {
-  const auto r = run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once' --speculative nope"));
+  const auto r = run_command(
+      drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once' --speculative nope"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, ::testing::HasSubstr("speculative = \"nope\" is not a configured draft provider"));
 }
 
 TEST(SpeculationCliTest, BenchPutsVariantsSideBySide) {
   const std::string json_path = test::make_temp_dir("bench") + "/bench.json";
-  const auto r = run_command(drift_in_source("bench --config configs/stories260k-ngram.toml --num-prompts 4 --max-new-tokens 24 "
-                                             "--concurrency 2 --json " + shell_quote(json_path)));
+  const auto r =
+      run_command(drift_in_source("bench --config configs/stories260k-ngram.toml --num-prompts 4 --max-new-tokens 24 "
+                                  "--concurrency 2 --json " +
+                                  shell_quote(json_path)));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("tokens/s"));
   EXPECT_THAT(r.err, ::testing::HasSubstr("[bench]")) << "progress on stderr";
@@ -83,7 +90,8 @@ TEST(SpeculationCliTest, BenchPutsVariantsSideBySide) {
   EXPECT_EQ(off["output_tokens"], ngram["output_tokens"]) << "lossless: the same outputs";
   EXPECT_EQ(off["draft_tokens"], 0);
   EXPECT_GT(ngram["draft_tokens"].get<int64_t>(), 0);
-  EXPECT_EQ(ngram["draft_tokens"].get<int64_t>(), ngram["accepted_tokens"].get<int64_t>() + ngram["rewound_tokens"].get<int64_t>());
+  EXPECT_EQ(ngram["draft_tokens"].get<int64_t>(),
+            ngram["accepted_tokens"].get<int64_t>() + ngram["rewound_tokens"].get<int64_t>());
   EXPECT_GT(ngram["speedup_vs_off"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(off["speedup_vs_off"].get<double>(), 1.0);
 }
@@ -91,7 +99,8 @@ TEST(SpeculationCliTest, BenchPutsVariantsSideBySide) {
 TEST(SpeculationCliTest, BenchRejectsABadPromptFile) {
   const std::string dir = test::make_temp_dir("bench-bad");
   std::ofstream(dir + "/p.jsonl") << "{\"question\": 1}\n";
-  const auto r = run_command(drift_in_source("bench --config configs/stories260k.toml --prompts " + shell_quote(dir + "/p.jsonl")));
+  const auto r = run_command(
+      drift_in_source("bench --config configs/stories260k.toml --prompts " + shell_quote(dir + "/p.jsonl")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, ::testing::HasSubstr("p.jsonl line 1: expected \"turns\""));
 }

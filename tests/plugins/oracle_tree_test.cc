@@ -48,7 +48,8 @@ TEST(OracleTree, BudgetEndOfReferenceAndReproducibility) {
   EXPECT_EQ(build(Shape{0.0, 1, 4, 0}, kTruth, 1, 0, 2, 100).tokens.size(), 2u);
   EXPECT_EQ(build(Shape{0.0, 1, 4, 0}, {5, 9}, 1, 0, 8, 100).tokens.size(), 2u) << "past the reference: nothing";
   EXPECT_TRUE(build(Shape{0.0, 1, 4, 0}, {}, 1, 0, 8, 100).tokens.empty());
-  const Tree a = build(Shape{0.5, 3, 4, 9}, kTruth, 4, 7, 64, 100), b = build(Shape{0.5, 3, 4, 9}, kTruth, 4, 7, 64, 100);
+  const Tree a = build(Shape{0.5, 3, 4, 9}, kTruth, 4, 7, 64, 100),
+             b = build(Shape{0.5, 3, 4, 9}, kTruth, 4, 7, 64, 100);
   EXPECT_EQ(a.tokens, b.tokens);
   EXPECT_EQ(a.parents, b.parents);
 }

@@ -32,7 +32,8 @@ RunResult finished(const Engine& engine, int64_t id, RunResult r) {
 std::vector<RunResult> run_batch(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
                                  const std::vector<SamplingParams>& params) {
   std::vector<int64_t> ids;
-  for (size_t i = 0; i < prompts.size(); ++i) ids.push_back(engine.add_request(prompts[i], params[params.size() == 1 ? 0 : i]));
+  for (size_t i = 0; i < prompts.size(); ++i)
+    ids.push_back(engine.add_request(prompts[i], params[params.size() == 1 ? 0 : i]));
   std::map<int64_t, RunResult> results;
   while (engine.has_unfinished()) collect(engine, results);
   std::vector<RunResult> out;
@@ -69,7 +70,8 @@ PluginEntry oracle_entry(const std::string& name, const std::string& reference, 
 PluginEntry ngram_entry(int64_t max_matches, int64_t min_ngram, int64_t max_ngram) {
   PluginEntry e;
   e.name = "ngram";
-  e.settings_toml = fmt::format("max_matches = {}\nmin_ngram = {}\nmax_ngram = {}\n", max_matches, min_ngram, max_ngram);
+  e.settings_toml =
+      fmt::format("max_matches = {}\nmin_ngram = {}\nmax_ngram = {}\n", max_matches, min_ngram, max_ngram);
   return e;
 }
 

@@ -19,7 +19,8 @@ class EngineSpeculationTest : public ::testing::Test {
     config_.kv_cache.block_size = 8;
     config_.kv_cache.num_pages = 256;
     auto plain = Engine::from_config(config_);
-    prompts_ = {plain->tokenizer()->encode_prompt("Once upon a time"), plain->tokenizer()->encode_prompt("Tom had a dog")};
+    prompts_ = {plain->tokenizer()->encode_prompt("Once upon a time"),
+                plain->tokenizer()->encode_prompt("Tom had a dog")};
     params_.max_new_tokens = 60;
     reference_ = test::run_batch(*plain, prompts_, {params_});
     reference_file_ = test::write_reference(test::make_temp_dir("engine-spec"), prompts_, reference_);
@@ -61,7 +62,8 @@ TEST_F(EngineSpeculationTest, StopStringsCutExactlyWithAndWithoutSpeculation) {
       EXPECT_EQ(r.streamed, r.output) << "no token past the cut is streamed";
       // The last token is the one that completed the stop string: the reference's, no further.
       ASSERT_LE(r.output.size(), reference_[0].output.size());
-      EXPECT_EQ(r.output, std::vector<int32_t>(reference_[0].output.begin(), reference_[0].output.begin() + r.output.size()));
+      EXPECT_EQ(r.output,
+                std::vector<int32_t>(reference_[0].output.begin(), reference_[0].output.begin() + r.output.size()));
       EXPECT_NE(engine.tokenizer()->decode(r.output).find(stop), std::string::npos);
       EXPECT_EQ(engine.tokenizer()->decode({r.output.begin(), r.output.end() - 1}).find(stop), std::string::npos);
     }

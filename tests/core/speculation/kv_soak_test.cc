@@ -135,12 +135,13 @@ TEST_P(KvSoakTest, ThousandRequestsWithRandomTreesAbortsAndPreemption) {
   if (std::string(GetParam()) == "max_utilization") {
     EXPECT_GT(m.preemptions, 0);
   }
-  std::printf("[soak %s] %ld completed, %zu aborted, %ld steps, %ld preemptions, draft %ld = accepted %ld + rewound %ld, "
-              "acceptance length %.3f\n",
-              GetParam(), static_cast<long>(completed), aborted.size(), static_cast<long>(m.steps),
-              static_cast<long>(m.preemptions), static_cast<long>(m.speculation.draft_tokens),
-              static_cast<long>(m.speculation.accepted_tokens), static_cast<long>(m.speculation.rewound_tokens),
-              m.speculation.acceptance_length());
+  std::printf(
+      "[soak %s] %ld completed, %zu aborted, %ld steps, %ld preemptions, draft %ld = accepted %ld + rewound %ld, "
+      "acceptance length %.3f\n",
+      GetParam(), static_cast<long>(completed), aborted.size(), static_cast<long>(m.steps),
+      static_cast<long>(m.preemptions), static_cast<long>(m.speculation.draft_tokens),
+      static_cast<long>(m.speculation.accepted_tokens), static_cast<long>(m.speculation.rewound_tokens),
+      m.speculation.acceptance_length());
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, KvSoakTest, ::testing::Values("max_utilization", "guaranteed_no_evict"));

@@ -29,7 +29,8 @@ struct Model {
 
   explicit Model(const std::string& dir) {
     ModelConfig config = load_model_config(dir);
-    runner = std::make_unique<ModelRunner>(config, load_model_weights(dir, config, *backend), *backend, kPages, kBlockSize);
+    runner =
+        std::make_unique<ModelRunner>(config, load_model_weights(dir, config, *backend), *backend, kPages, kBlockSize);
   }
   int64_t vocab() const { return runner->vocab_size(); }
 
@@ -121,7 +122,8 @@ TEST_P(TreeVerifyTest, EveryNodeSeesExactlyItsPath) {
     ASSERT_EQ(logits.dim(0), 1 + (1 + nodes) + 1);
 
     const float* rows = logits.as<float>();
-    EXPECT_LE(max_relative_diff(rows, m.last_logits(other.prompt)), 1e-5) << nodes << " nodes: the prefill beside the tree";
+    EXPECT_LE(max_relative_diff(rows, m.last_logits(other.prompt)), 1e-5)
+        << nodes << " nodes: the prefill beside the tree";
     EXPECT_LE(max_relative_diff(rows + (2 + nodes) * m.vocab(), m.last_logits(single.prompt)), 1e-5) << "decode beside";
     EXPECT_LE(max_relative_diff(rows + m.vocab(), m.last_logits(verifying.prompt)), 1e-5) << "the root";
     for (int32_t i = 0; i < nodes; ++i) {
@@ -141,7 +143,8 @@ INSTANTIATE_TEST_SUITE_P(Models, TreeVerifyTest,
                                            "models/stories260K"),
                          [](const auto& info) {
                            std::string name = info.param;
-                           std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
+                           std::replace_if(
+                               name.begin(), name.end(), [](char c) { return !std::isalnum(c); }, '_');
                            return name;
                          });
 

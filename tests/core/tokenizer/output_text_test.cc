@@ -15,8 +15,8 @@ namespace drift {
 namespace {
 
 struct Streamed {
-  std::string text;           // everything emitted, finish() included unless stopped
-  int64_t stopped_at = -1;    // index of the token that completed a stop string
+  std::string text;         // everything emitted, finish() included unless stopped
+  int64_t stopped_at = -1;  // index of the token that completed a stop string
 };
 
 Streamed stream(const Tokenizer& tok, const std::vector<int32_t>& ids, std::vector<std::string> stops) {
@@ -48,9 +48,11 @@ class OutputTextTest : public ::testing::TestWithParam<const char*> {
   void SetUp() override {
     const std::string path = test::test_data_path(GetParam());
     ASSERT_FALSE(path.empty());
-    tok_ = std::string(GetParam()).ends_with(".model") ? std::make_unique<SentencePieceTokenizer>(path) : load_tokenizer(path);
-    ids_ = tok_->encode("Once upon a time, there was a little girl named Lily. She loved to play outside in the "
-                        "park. One day, she saw a big, red ball. \xC3\xA9t\xC3\xA9 \xE2\x82\xAC 42.");
+    tok_ = std::string(GetParam()).ends_with(".model") ? std::make_unique<SentencePieceTokenizer>(path)
+                                                       : load_tokenizer(path);
+    ids_ = tok_->encode(
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+        "park. One day, she saw a big, red ball. \xC3\xA9t\xC3\xA9 \xE2\x82\xAC 42.");
     text_ = tok_->decode(ids_);
   }
   std::unique_ptr<Tokenizer> tok_;
@@ -100,8 +102,9 @@ TEST_P(OutputTextTest, TextThatMayBeginAStopStringIsHeldUntilItCannot) {
     emitted += u.text;
     ASSERT_FALSE(u.stopped);
     const std::string decoded = tok_->decode({ids_.begin(), ids_.begin() + i + 1});
-    if (decoded.find("big, r") == std::string::npos)
+    if (decoded.find("big, r") == std::string::npos) {
       EXPECT_EQ(emitted.find("park"), std::string::npos) << "emitted part of a possible stop string: " << emitted;
+    }
   }
   emitted += out.finish();
   EXPECT_EQ(emitted, text_);
@@ -109,7 +112,9 @@ TEST_P(OutputTextTest, TextThatMayBeginAStopStringIsHeldUntilItCannot) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizers, OutputTextTest,
                          ::testing::Values("tokenizers/llama2/tokenizer.model", "tokenizers/llama3"),
-                         [](const auto& info) { return std::string(info.param).find("llama2") != std::string::npos ? "llama2" : "llama3"; });
+                         [](const auto& info) {
+                           return std::string(info.param).find("llama2") != std::string::npos ? "llama2" : "llama3";
+                         });
 
 TEST(StopStrings, ValidationNamesTheBadOne) {
   EXPECT_EQ(validate_stop_strings({"a", "bc"}), "");
