@@ -77,6 +77,10 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.speculation.verify_steps = e.verify_steps - b.verify_steps;
   r.speculation.decode_steps = e.decode_steps - b.decode_steps;
   r.speculation.decode_tokens = e.decode_tokens - b.decode_tokens;
+  r.speculation.nodes_with_prob = e.nodes_with_prob - b.nodes_with_prob;
+  r.speculation.accepted_with_prob = e.accepted_with_prob - b.accepted_with_prob;
+  r.speculation.draft_prob_sum = e.draft_prob_sum - b.draft_prob_sum;
+  r.speculation.accepted_draft_prob_sum = e.accepted_draft_prob_sum - b.accepted_draft_prob_sum;
   for (const auto& [len, n] : after.acceptance_histogram) {
     const auto it = before.acceptance_histogram.find(len);
     const int64_t delta = n - (it == before.acceptance_histogram.end() ? 0 : it->second);
@@ -127,6 +131,8 @@ nlohmann::json BenchReport::json() const {
                        {"accepted_tokens", r.speculation.accepted_tokens},
                        {"rewound_tokens", r.speculation.rewound_tokens},
                        {"verify_steps", r.speculation.verify_steps},
+                       {"mean_draft_prob", r.speculation.mean_draft_prob()},
+                       {"mean_accepted_draft_prob", r.speculation.mean_accepted_draft_prob()},
                        {"speedup_vs_off", speedup(r)}});
   }
   return {{"results", results}};

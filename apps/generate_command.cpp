@@ -101,6 +101,8 @@ nlohmann::json speculation_json(const SpeculationStats& s) {
           {"rewound_tokens", s.rewound_tokens},
           {"verify_steps", s.verify_steps},
           {"acceptance_length", s.acceptance_length()},
+          {"mean_draft_prob", s.mean_draft_prob()},
+          {"mean_accepted_draft_prob", s.mean_accepted_draft_prob()},
           {"committed_per_step", s.committed_per_step}};
 }
 

@@ -124,6 +124,7 @@ class Engine {
   std::vector<int32_t> commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path);
   FinishReason append_output(Sequence& seq, int32_t token);
   void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
+  void record_draft_probs(Sequence& seq, const DraftTree& draft, std::span<const int32_t> accepted);
   void propose_drafts();
   int64_t draft_depth_limit(const Sequence& seq) const;
   RequestOutput& output_for(Sequence& seq);

@@ -58,6 +58,7 @@ std::vector<int32_t> Engine::commit(Sequence& seq, const ScheduledChunk& chunk, 
   if (seq.output.size() == committed.size())
     seq.stats.ttft_ms = std::chrono::duration<double, std::milli>(Clock::now() - seq.arrival_time).count();
   record_speculation(seq, drafted, accepted, static_cast<int64_t>(committed.size()), decoding);
+  record_draft_probs(seq, chunk.draft, {path.nodes.begin(), path.nodes.begin() + accepted});
   if (plugins_) {  // hook order: on_accept, on_rewind, on_pages_full -- before a finish frees the pages
     plugins_->committed(seq, committed, drafted - accepted);
     plugins_->offer_full_pages(seq);
@@ -78,6 +79,16 @@ void Engine::record_speculation(Sequence& seq, int64_t drafted, int64_t accepted
   }
   seq.stats.speculation.committed_per_step.push_back(static_cast<int32_t>(committed));
   if (decoding) metrics_.acceptance_histogram[static_cast<int32_t>(committed)]++;
+}
+
+void Engine::record_draft_probs(Sequence& seq, const DraftTree& draft, std::span<const int32_t> accepted) {
+  if (draft.probs.empty()) return;
+  for (SpeculationStats* s : {&seq.stats.speculation, &metrics_.speculation}) {
+    s->nodes_with_prob += static_cast<int64_t>(draft.size());
+    for (float p : draft.probs) s->draft_prob_sum += p;
+    s->accepted_with_prob += static_cast<int64_t>(accepted.size());
+    for (int32_t node : accepted) s->accepted_draft_prob_sum += draft.probs[node];
+  }
 }
 
 // Deepest draft node worth verifying: one that, accepted, still leaves room for the bonus token

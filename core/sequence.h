@@ -27,9 +27,17 @@ struct SpeculationStats {
   int64_t verify_steps = 0;     // steps that verified a non-empty draft
   int64_t decode_steps = 0;     // target forwards that produced output after the prompt was in
   int64_t decode_tokens = 0;    // tokens those steps committed
+  // Draft probabilities, when the provider gives them (reported only: they never change what is
+  // accepted): their sums over the verified nodes that had one, and over the accepted ones.
+  int64_t nodes_with_prob = 0, accepted_with_prob = 0;
+  double draft_prob_sum = 0.0, accepted_draft_prob_sum = 0.0;
   // Tokens committed by each step that produced output, the prompt's last chunk included (their
   // sum is the output length); the decode steps' histogram is the acceptance-length distribution.
   std::vector<int32_t> committed_per_step;
+  double mean_draft_prob() const { return nodes_with_prob > 0 ? draft_prob_sum / static_cast<double>(nodes_with_prob) : 0.0; }
+  double mean_accepted_draft_prob() const {
+    return accepted_with_prob > 0 ? accepted_draft_prob_sum / static_cast<double>(accepted_with_prob) : 0.0;
+  }
   double acceptance_length() const {  // tokens committed per target forward while decoding
     return decode_steps > 0 ? static_cast<double>(decode_tokens) / static_cast<double>(decode_steps) : 0.0;
   }

@@ -10,6 +10,7 @@
 // holds a and b (children of the root), level 2 holds c under a, level 3 d and e under c (each
 // level under the first token of the one before; one token per level is a chain) -- so drafts of
 // likely tokens exist at every position, for the statistical tests.
+// probs = true: reports draft probabilities (0.9 for a level's main candidate, 0.05 for others).
 // check_hidden_rows = true: declares capture layer 0 and, before each proposal, checks that the
 // sequence's hidden-state rows are those of its last computed positions, in position order (with
 // the fake executor, whose "hidden state" is the token id); a mismatch fails that sequence.
@@ -33,6 +34,7 @@ struct Oracle {
   std::map<drift_seq_id_t, int64_t> prompt_lengths;
   std::vector<std::vector<int32_t>> fixed;  // the fixed tree's tokens per level, or empty
   bool check_hidden_rows = false;
+  bool probs = false;  // report draft probabilities: 0.9 for the main candidate, 0.05 for the others
 };
 
 void log(const drift_host_api_t* host, int32_t level, const std::string& message) {
@@ -70,6 +72,7 @@ bool read_settings(const drift_host_api_t* host, Oracle& o, std::string& path) {
   char buf[4096];
   size_t len = 0;
   host->get_setting_bool(host->ctx, "check_hidden_rows", &o.check_hidden_rows);
+  host->get_setting_bool(host->ctx, "probs", &o.probs);
   if (host->get_setting_string(host->ctx, "fixed", buf, sizeof buf, &len) == DRIFT_OK && len < sizeof buf)
     o.fixed = parse_levels(std::string(buf, len));
   if (!o.fixed.empty()) return true;
@@ -212,7 +215,9 @@ drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_
     for (size_t k = 0; k < tree.tokens.size(); ++k) {
       t.tokens[k] = tree.tokens[k];
       t.parents[k] = tree.parents[k];
+      if (o.probs) t.probs[k] = tree.main[k] ? 0.9f : 0.05f;
     }
+    t.has_probs = o.probs;
     t.num_nodes = static_cast<int32_t>(tree.tokens.size());
   }
   return DRIFT_OK;

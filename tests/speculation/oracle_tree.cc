@@ -52,6 +52,7 @@ Tree build(const Shape& s, const std::vector<int32_t>& truth, int64_t seq, int64
       if (is_main) main_node = static_cast<int32_t>(tree.tokens.size());
       tree.tokens.push_back(level_tokens[k]);
       tree.parents.push_back(parent);
+      tree.main.push_back(is_main);
     }
     if (main_node < 0) return tree;
     parent = main_node;

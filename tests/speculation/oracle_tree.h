@@ -19,6 +19,7 @@ struct Shape {
 struct Tree {
   std::vector<int32_t> tokens;
   std::vector<int32_t> parents;
+  std::vector<bool> main;  // the level's main candidate (the one with children)
 };
 
 // `truth`: the true next tokens (at most `depth` are used); `position`: the output index of

@@ -89,6 +89,23 @@ TEST_F(EngineSpeculationTest, OneEngineComparesProvidersPerRequest) {
   }
 }
 
+TEST_F(EngineSpeculationTest, DraftProbabilitiesAreReportedNeverUsed) {
+  // A perfect oracle, 3 wide, reporting 0.9 for its true candidates and 0.05 for the others: only
+  // true candidates are accepted, so their mean is 0.9; the output is the plain one regardless.
+  EngineConfig c = config_;
+  PluginEntry oracle = test::oracle_entry("oracle", reference_file_, {0.0, 3, 4, 0});
+  oracle.settings_toml += "probs = true\n";
+  c.plugins = {oracle};
+  auto engine = Engine::from_config(test::with_speculation(c, "oracle", 12));
+  const auto runs = test::run_batch(*engine, prompts_, {params_});
+  for (size_t i = 0; i < runs.size(); ++i) EXPECT_EQ(runs[i].output, reference_[i].output);
+  const SpeculationStats& s = engine->metrics().speculation;
+  EXPECT_GT(s.accepted_with_prob, 0);
+  EXPECT_NEAR(s.mean_accepted_draft_prob(), 0.9, 1e-6);
+  EXPECT_GT(s.nodes_with_prob, s.accepted_with_prob);
+  EXPECT_LT(s.mean_draft_prob(), 0.9) << "the rejected siblings' 0.05 pull the mean down";
+}
+
 TEST_F(EngineSpeculationTest, AnUnknownProviderIsTheRequestsError) {
   auto engine = speculative();
   SamplingParams p = params_;
