@@ -1,11 +1,16 @@
 // ngram: prompt-lookup decoding as a draft provider, and the simplest example of one. Each step
 // it reads the sequence's tokens through the host (host->sequence_tokens) and proposes what
-// followed the last time the sequence's final n tokens occurred (ngram_matcher.h). It keeps no
-// per-request state, so the only hooks it needs are create, destroy and on_propose.
+// followed the last time the sequence's final n tokens occurred (ngram_matcher.h). The host
+// already keeps every sequence's tokens, so the plugin keeps no per-request state and needs no
+// hooks but create, destroy and on_propose. It uses only the public header, like any
+// third-party plugin.
 //
 // Settings ([plugins.ngram]): min_ngram (default 1), max_ngram (3), max_matches (1: a chain;
-// more: a tree from that many matches), max_depth (0: up to the budget).
-#include <memory>
+// more: a tree merging that many matches), max_depth (0: up to the budget).
+#include <algorithm>
+#include <cstdio>
+#include <new>
+#include <span>
 #include <string>
 
 #include "drift/plugin.h"
@@ -16,84 +21,155 @@ namespace {
 struct Ngram {
   const drift_host_api_t* host = nullptr;
   drift::ngram::Settings settings;
+  bool reported_unreadable = false;  // a sequence whose tokens the host would not give
 };
 
-void log(const drift_host_api_t* host, int32_t level, const std::string& message) {
-  host->log(host->ctx, level, message.c_str());
+void report(const drift_host_api_t* host, int32_t level, const std::string& message) {
+  if (DRIFT_HAS_FIELD(host, drift_host_api_t, log) && host->log) host->log(host->ctx, level, message.c_str());
 }
 
-// Reads one integer setting (absent: the default stays) and checks its lower bound.
-bool read_setting(const drift_host_api_t* host, const char* key, int64_t minimum, int64_t& value) {
-  const drift_status_t status = host->get_setting_int(host->ctx, key, &value);
-  if (status != DRIFT_OK && status != DRIFT_ERROR_NOT_FOUND) {
-    log(host, DRIFT_LOG_ERROR, std::string("ngram: setting '") + key + "' must be an integer");
-    return false;
+// For the error message about a setting that is not an integer: its value, when the host can
+// read it as another type (a quoted string, a float, a bool).
+std::string describe_value(const drift_host_api_t* host, const char* key) {
+  char text[64];
+  size_t length = 0;
+  double real = 0;
+  bool flag = false;
+  if (host->get_setting_string && host->get_setting_string(host->ctx, key, text, sizeof text, &length) == DRIFT_OK)
+    return std::string(1, '"').append(text).append(length >= sizeof text ? "...\"" : "\"");
+  if (host->get_setting_double && host->get_setting_double(host->ctx, key, &real) == DRIFT_OK) {
+    std::snprintf(text, sizeof text, "%g", real);  // 1.5, not to_string's 1.500000
+    return text;
   }
-  if (value < minimum) {
-    log(host, DRIFT_LOG_ERROR,
-        std::string("ngram: setting '") + key + "' = " + std::to_string(value) +
-            " must be >= " + std::to_string(minimum));
-    return false;
+  if (host->get_setting_bool && host->get_setting_bool(host->ctx, key, &flag) == DRIFT_OK)
+    return flag ? "true" : "false";
+  return "a non-integer value";
+}
+
+// Reads one integer setting into `value` (absent: the default stays); a value of another type
+// or below `minimum` is reported, naming the key and the value, and fails create. (The
+// get_setting_* services precede sequence_tokens, which create checks, so they are present.)
+bool read_int(const drift_host_api_t* host, const char* key, int64_t minimum, int64_t& value) {
+  int64_t got = 0;
+  const drift_status_t status =
+      host->get_setting_int ? host->get_setting_int(host->ctx, key, &got) : DRIFT_ERROR_NOT_FOUND;
+  if (status == DRIFT_ERROR_NOT_FOUND) return true;
+  if (status == DRIFT_OK && got >= minimum) {
+    value = got;
+    return true;
   }
-  return true;
+  const std::string shown = status == DRIFT_OK ? std::to_string(got) : describe_value(host, key);
+  report(host, DRIFT_LOG_ERROR,
+         std::string("ngram: setting '") + key + "' = " + shown +
+             " is invalid: it must be an integer >= " + std::to_string(minimum));
+  return false;
+}
+
+bool read_settings(const drift_host_api_t* host, drift::ngram::Settings& s) {
+  if (!read_int(host, "min_ngram", 1, s.min_ngram) || !read_int(host, "max_ngram", 1, s.max_ngram) ||
+      !read_int(host, "max_matches", 1, s.max_matches) || !read_int(host, "max_depth", 0, s.max_depth))
+    return false;
+  if (s.max_ngram >= s.min_ngram) return true;
+  report(host, DRIFT_LOG_ERROR,
+         "ngram: setting 'max_ngram' = " + std::to_string(s.max_ngram) +
+             " is invalid: it must be >= 'min_ngram' = " + std::to_string(s.min_ngram) + " (max_ngram defaults to 3)");
+  return false;
 }
 
 drift_status_t create(const drift_host_api_t* host, const char*, void** instance) {
-  auto n = std::make_unique<Ngram>();
-  n->host = host;
-  drift::ngram::Settings& s = n->settings;
-  if (!read_setting(host, "min_ngram", 1, s.min_ngram) || !read_setting(host, "max_ngram", 1, s.max_ngram) ||
-      !read_setting(host, "max_matches", 1, s.max_matches) || !read_setting(host, "max_depth", 0, s.max_depth))
-    return DRIFT_ERROR_INVALID_ARGUMENT;
-  if (s.max_ngram < s.min_ngram) {
-    log(host, DRIFT_LOG_ERROR,
-        "ngram: max_ngram = " + std::to_string(s.max_ngram) + " is below min_ngram = " + std::to_string(s.min_ngram));
-    return DRIFT_ERROR_INVALID_ARGUMENT;
+  // A host built against an older header may lack services: check before using them.
+  if (!host || !DRIFT_HAS_FIELD(host, drift_host_api_t, sequence_tokens) || !host->sequence_tokens) {
+    if (host) report(host, DRIFT_LOG_ERROR, "ngram: the host does not provide sequence_tokens");
+    return DRIFT_ERROR_NOT_SUPPORTED;
   }
-  *instance = n.release();
-  return DRIFT_OK;
+  try {
+    drift::ngram::Settings settings;
+    if (!read_settings(host, settings)) return DRIFT_ERROR_INVALID_ARGUMENT;
+    *instance = new Ngram{host, settings};
+    return DRIFT_OK;
+  } catch (const std::bad_alloc&) {  // exceptions must not cross the C boundary
+    return DRIFT_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    return DRIFT_ERROR;
+  }
 }
 
 void destroy(void* instance) { delete static_cast<Ngram*>(instance); }
 
-// Writes into the host's buffers only: tokens, parents and num_nodes, never past the budget.
-drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_t* const* trees, size_t n) {
-  const auto& ngram = *static_cast<Ngram*>(instance);
-  for (size_t i = 0; i < n; ++i) {
-    drift_draft_tree_t& tree = *trees[i];
-    const drift_token_t* tokens = nullptr;
-    int64_t length = 0;
-    if (ngram.host->sequence_tokens(ngram.host->ctx, tree.seq_id, &tokens, &length) != DRIFT_OK) {
-      tree.status = DRIFT_ERROR_NOT_FOUND;  // fails this sequence only
-      continue;
-    }
-    const drift::ngram::Draft draft =
-        drift::ngram::propose({tokens, static_cast<size_t>(length)}, ngram.settings, tree.budget);
-    for (size_t k = 0; k < draft.tokens.size(); ++k) {
-      tree.tokens[k] = draft.tokens[k];
-      tree.parents[k] = draft.parents[k];
-    }
-    tree.num_nodes = static_cast<int32_t>(draft.tokens.size());
+// The sequence's tokens, or false (logged once per instance, not once per step) when the host
+// cannot give them.
+bool sequence_tokens(Ngram& ngram, drift_seq_id_t seq, std::span<const drift_token_t>& out) {
+  const drift_token_t* tokens = nullptr;
+  int64_t length = 0;
+  const drift_status_t status = ngram.host->sequence_tokens(ngram.host->ctx, seq, &tokens, &length);
+  if (status == DRIFT_OK && length >= 0 && (tokens || length == 0)) {
+    out = {tokens, static_cast<size_t>(length)};
+    return true;
   }
-  return DRIFT_OK;
+  if (!ngram.reported_unreadable)
+    report(ngram.host, DRIFT_LOG_WARN,
+           "ngram: cannot read the tokens of sequence " + std::to_string(seq) + " (status " + std::to_string(status) +
+               "); no draft for it (further such sequences are not logged)");
+  ngram.reported_unreadable = true;
+  return false;
 }
 
-const drift_plugin_t descriptor = [] {
-  drift_plugin_t d{};
-  d.struct_size = sizeof(drift_plugin_t);
-  d.abi_major = DRIFT_ABI_MAJOR;
-  d.abi_minor = DRIFT_ABI_MINOR;
-  d.name = "ngram";
-  d.version = "1.0.0";
-  d.kinds = DRIFT_KIND_DRAFT_PROVIDER;
-  d.create = create;
-  d.destroy = destroy;
-  d.on_propose = on_propose;
-  return d;
-}();
+// Writes only the "out" fields tokens[], parents[] and num_nodes, never past the budget. A
+// sequence without tokens just gets no draft: the request decodes on without speculation.
+void propose_one(Ngram& ngram, drift_draft_tree_t& tree) {
+  if (!DRIFT_HAS_FIELD(&tree, drift_draft_tree_t, parents)) return;
+  tree.num_nodes = 0;
+  std::span<const drift_token_t> tokens;
+  if (tree.budget <= 0 || !sequence_tokens(ngram, tree.seq_id, tokens)) return;
+  const drift::ngram::Draft draft = drift::ngram::propose(tokens, ngram.settings, tree.budget);
+  std::copy(draft.tokens.begin(), draft.tokens.end(), tree.tokens);
+  std::copy(draft.parents.begin(), draft.parents.end(), tree.parents);
+  tree.num_nodes = static_cast<int32_t>(draft.tokens.size());
+}
+
+drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_t* const* trees, size_t n) {
+  Ngram& ngram = *static_cast<Ngram*>(instance);
+  try {
+    for (size_t i = 0; i < n; ++i)
+      if (trees[i]) propose_one(ngram, *trees[i]);
+    return DRIFT_OK;
+  } catch (const std::bad_alloc&) {  // exceptions must not cross the C boundary
+    report(ngram.host, DRIFT_LOG_ERROR, "ngram: out of memory while proposing");
+    return DRIFT_ERROR_OUT_OF_MEMORY;
+  } catch (...) {
+    report(ngram.host, DRIFT_LOG_ERROR, "ngram: unexpected exception while proposing");
+    return DRIFT_ERROR;
+  }
+}
+
+// Static and constant: it must outlive every call, and drift_plugin_get must not allocate. Every
+// hook is named, so the NULLs (= not interested) are visible.
+constexpr drift_plugin_t kDescriptor = {
+    .struct_size = sizeof(drift_plugin_t),
+    .abi_major = DRIFT_ABI_MAJOR,
+    .abi_minor = DRIFT_ABI_MINOR,
+    .name = "ngram",
+    .version = "1.0.0",
+    .kinds = DRIFT_KIND_DRAFT_PROVIDER,
+    .create = create,
+    .destroy = destroy,
+    .get_extension = nullptr,
+    .on_declare_needs = nullptr,  // no hidden states, no draft model
+    .on_request_start = nullptr,  // stateless: the host keeps the tokens
+    .on_request_finish = nullptr,
+    .on_accept = nullptr,
+    .on_rewind = nullptr,
+    .on_propose = on_propose,      // required of a draft provider
+    .on_choose_kv_view = nullptr,  // verification policy hooks
+    .on_prefix_match = nullptr,    // cache manager hooks
+    .on_pages_full = nullptr,
+    .on_evict = nullptr,
+};
 
 }  // namespace
 
+// The only exported symbol (hidden visibility elsewhere). The host checks abi_major itself and
+// logs both versions on a mismatch, so the descriptor is returned unconditionally.
 extern "C" DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t*, uint32_t) {
-  return &descriptor;
+  return &kDescriptor;
 }
