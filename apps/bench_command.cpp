@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/bench_report.h"
+#include "apps/bench_sweep.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
 #include "core/engine.h"
@@ -32,6 +33,8 @@ struct BenchArgs {
   std::string json_path;
   std::string write_reference;
   bool ignore_eos = false;
+  bool sweep = false;
+  SweepOptions sweep_options;
 };
 
 // The first turn of each line: "turns" (MT-Bench), "prompt" (text) or "prompt_ids".
@@ -126,15 +129,32 @@ int run_bench(const std::vector<std::string>& args) {
       "json", po::value(&a.json_path), "also write the results as JSON to this file")(
       "write-reference", po::value(&a.write_reference),
       "write the first config's \"off\" outputs as JSON lines "
-      "(prompt_ids, output_ids), e.g. for an oracle draft provider");
+      "(prompt_ids, output_ids), e.g. for an oracle draft provider")(
+      "sweep", po::bool_switch(&a.sweep),
+      "time the model forward instead (docs/cuda.md): decode at batch 1/8/32/64 and contexts 512/4K/32K, "
+      "prefill 512/8K, verify trees of 4-32 nodes, each against the measured copy bandwidth")(
+      "sweep-repeats", po::value(&a.sweep_options.repeats), "timed forwards per sweep row (median; default 10)")(
+      "sweep-max-context", po::value(&a.sweep_options.max_context), "longest sweep context (default 32768)")(
+      "sweep-only", po::value(&a.sweep_options.only), "sweep rows to run: decode,prefill,verify (default all)");
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;
   if (a.max_new_tokens < 1) fail("--max-new-tokens {}: must be >= 1", a.max_new_tokens);
   if (a.concurrency < 1) fail("--concurrency {}: must be >= 1", a.concurrency);
   if (a.num_prompts < 0) fail("--num-prompts {}: must be >= 0", a.num_prompts);
 
-  BenchReport report;
   const EngineConfig primary = resolve_engine_config(a.source);
+  if (a.sweep) {
+    if (a.sweep_options.repeats < 1) fail("--sweep-repeats {}: must be >= 1", a.sweep_options.repeats);
+    if (a.sweep_options.max_context < 512) fail("--sweep-max-context {}: must be >= 512", a.sweep_options.max_context);
+    const nlohmann::json json = run_forward_sweep(primary, a.sweep_options);
+    if (!a.json_path.empty()) {
+      std::ofstream file(a.json_path);
+      file << json.dump(2) << "\n";
+      if (!file.good()) fail("--json {}: could not write the file", a.json_path);
+    }
+    return 0;
+  }
+  BenchReport report;
   bench_config(a, primary, primary.source.empty() ? a.source.model_dir : primary.source, report, true);
   for (const std::string& path : a.compare_configs) {
     EngineSource other = a.source;

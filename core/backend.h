@@ -32,6 +32,17 @@ struct LayerKV {
   Tensor v;
 };
 
+// Everything index-like one forward feeds its ops, handed to the backend once per forward
+// (begin_forward) so a device backend uploads it in one copy. The ops still receive the same
+// host vectors: a backend recognises them (same storage) and uses its uploaded copy; any other
+// vector (a plugin's compute-service call) is uploaded on its own.
+struct ForwardInputs {
+  const std::vector<int32_t>* tokens = nullptr;
+  const std::vector<int32_t>* positions = nullptr;
+  const AttentionMetadata* attention = nullptr;
+  const std::vector<int32_t>* logit_rows = nullptr;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -40,10 +51,20 @@ class Backend {
   // Storage dtype for weights and KV on this backend.
   virtual DType compute_dtype() const = 0;
 
-  // Memory.
+  // Memory. alloc: zero-filled, lives as long as the tensor. scratch: valid until the next
+  // begin_forward (a device backend serves it from a workspace reused across steps, so a step
+  // allocates nothing); only for temporaries of one forward or one service call.
   virtual Tensor alloc(std::vector<int64_t> shape, DType dtype) = 0;
+  virtual Tensor scratch(std::vector<int64_t> shape, DType dtype) { return alloc(std::move(shape), dtype); }
+  // Starts a forward: the previous forward's scratch is released and `inputs` (which must stay
+  // unchanged until the forward's outputs are read) are taken in.
+  virtual void begin_forward(const ForwardInputs& /*inputs*/) {}
+  // Ends it: the inputs are no longer referenced (scratch stays valid until the next begin).
+  virtual void end_forward() {}
   virtual Tensor upload(const Tensor& host_f32) = 0;      // to device, in compute_dtype
   virtual Tensor to_host_f32(const Tensor& t) = 0;
+  // Waits for all queued work (timing; a device backend runs ops asynchronously).
+  virtual void synchronize() {}
 
   // Ops. Shapes: x [rows, cols] unless stated; outputs are preallocated by the caller.
   virtual void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) = 0;
@@ -59,6 +80,12 @@ class Backend {
                          int64_t block_size, Tensor& out) = 0;
   virtual void silu_mul(const Tensor& gate_up, Tensor& out) = 0;
   virtual void add_inplace(Tensor& x, const Tensor& y) = 0;
+  // residual += delta; out = rms_norm(residual): the step between two pre-norm blocks, one pass
+  // on a device. residual is fp32 (the residual stream); delta and out the compute dtype.
+  virtual void add_rms_norm(Tensor& residual, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) {
+    add_inplace(residual, delta);
+    rms_norm(residual, weight, eps, out);
+  }
   // Splits x [rows, sum(widths)] column-wise into outs[i] [rows, widths[i]] (fused q|k|v).
   virtual void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) = 0;
   // out[i] = x[rows[i]]: selects the rows whose logits are wanted.
@@ -75,5 +102,7 @@ class Backend {
 // "cpu" (always) or "cuda" (when built with CUDA and a GPU is present). Throws DriftError naming
 // the backend otherwise.
 std::unique_ptr<Backend> create_backend(const std::string& name);
+// Whether this build has the CUDA backend (nvcc was found at configure time).
+bool cuda_backend_compiled();
 
 }  // namespace drift

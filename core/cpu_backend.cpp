@@ -116,11 +116,4 @@ void CpuBackend::copy_slots(std::vector<LayerKV>& layers, std::span<const int64_
   }
 }
 
-std::unique_ptr<Backend> create_backend(const std::string& name) {
-  if (name == "cpu") return std::make_unique<CpuBackend>();
-  if (name == "cuda")
-    fail("backend 'cuda' is not available in this build (no CUDA backend compiled in); use backend = \"cpu\"");
-  fail("unknown backend '{}' (expected cpu or cuda)", name);
-}
-
 }  // namespace drift

@@ -19,47 +19,53 @@ ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& back
                    backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype())});
 }
 
-Tensor ModelRunner::alloc(std::vector<int64_t> shape) { return backend_.alloc(std::move(shape), backend_.compute_dtype()); }
+Tensor ModelRunner::scratch(std::vector<int64_t> shape, DType dtype) {
+  return backend_.scratch(std::move(shape), dtype);
+}
+Tensor ModelRunner::scratch(std::vector<int64_t> shape) { return scratch(std::move(shape), backend_.compute_dtype()); }
 
 void ModelRunner::copy_page(int32_t src, int32_t dst) { backend_.copy_page(kv_, src, dst, block_size_); }
 void ModelRunner::move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) {
   backend_.copy_slots(kv_, src, dst);
 }
 
-void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, Tensor& x) {
-  const int64_t t = batch.num_tokens(), d = config_.head_dim;
-  const int64_t nh = config_.num_heads, nkv = config_.num_kv_heads;
-  Tensor h = alloc({t, config_.hidden_size});
-  backend_.rms_norm(x, w.input_norm, static_cast<float>(config_.rms_norm_eps), h);
-  Tensor qkv = alloc({t, (nh + 2 * nkv) * d});
-  backend_.linear(h, w.qkv, w.qkv_bias, qkv);
-  Tensor q = alloc({t, nh, d}), k = alloc({t, nkv, d}), v = alloc({t, nkv, d});
-  backend_.split_columns(qkv, {&q, &k, &v});
-  if (!w.q_norm.empty()) {  // Qwen3: per-head RMSNorm before rope
-    backend_.rms_norm(q, w.q_norm, static_cast<float>(config_.rms_norm_eps), q);
-    backend_.rms_norm(k, w.k_norm, static_cast<float>(config_.rms_norm_eps), k);
-  }
-  backend_.rope(q, batch.positions, rope_.inv_freq, rope_.attention_scale);
-  backend_.rope(k, batch.positions, rope_.inv_freq, rope_.attention_scale);
-  backend_.write_kv(kv, k, v, batch.attention);
-  Tensor attn = alloc({t, nh, d});
-  backend_.attention(q, kv, batch.attention, 1.0f / std::sqrt(static_cast<float>(d)), block_size_, attn);
-  Tensor o = alloc({t, config_.hidden_size});
-  backend_.linear(attn, w.o_proj, w.o_bias, o);
-  backend_.add_inplace(x, o);
+ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
+  const int64_t d = config_.head_dim, nh = config_.num_heads, nkv = config_.num_kv_heads;
+  LayerScratch s;
+  s.qkv = scratch({t, (nh + 2 * nkv) * d});
+  s.q = scratch({t, nh, d});
+  s.k = scratch({t, nkv, d});
+  s.v = scratch({t, nkv, d});
+  s.attn = scratch({t, nh, d});
+  s.attn_out = scratch({t, config_.hidden_size});
+  s.gate_up = scratch({t, 2 * config_.intermediate_size});
+  s.act = scratch({t, config_.intermediate_size});
+  s.mlp_out = scratch({t, config_.hidden_size});
+  return s;
 }
 
-void ModelRunner::mlp_block(const LayerWeights& w, Tensor& x) {
-  const int64_t t = x.dim(0);
-  Tensor h = alloc({t, config_.hidden_size});
-  backend_.rms_norm(x, w.post_norm, static_cast<float>(config_.rms_norm_eps), h);
-  Tensor gate_up = alloc({t, 2 * config_.intermediate_size});
-  backend_.linear(h, w.gate_up, Tensor(), gate_up);
-  Tensor act = alloc({t, config_.intermediate_size});
-  backend_.silu_mul(gate_up, act);
-  Tensor down = alloc({t, config_.hidden_size});
-  backend_.linear(act, w.down, Tensor(), down);
-  backend_.add_inplace(x, down);
+// h: the normed input [tokens, hidden] -> s.attn_out, the attention output.
+void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, const Tensor& h,
+                                  LayerScratch& s) {
+  backend_.linear(h, w.qkv, w.qkv_bias, s.qkv);
+  backend_.split_columns(s.qkv, {&s.q, &s.k, &s.v});
+  if (!w.q_norm.empty()) {  // Qwen3: per-head RMSNorm before rope
+    backend_.rms_norm(s.q, w.q_norm, static_cast<float>(config_.rms_norm_eps), s.q);
+    backend_.rms_norm(s.k, w.k_norm, static_cast<float>(config_.rms_norm_eps), s.k);
+  }
+  backend_.rope(s.q, batch.positions, rope_.inv_freq, rope_.attention_scale);
+  backend_.rope(s.k, batch.positions, rope_.inv_freq, rope_.attention_scale);
+  backend_.write_kv(kv, s.k, s.v, batch.attention);
+  backend_.attention(s.q, kv, batch.attention, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_,
+                     s.attn);
+  backend_.linear(s.attn, w.o_proj, w.o_bias, s.attn_out);
+}
+
+// h: the normed input -> s.mlp_out.
+void ModelRunner::mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s) {
+  backend_.linear(h, w.gate_up, Tensor(), s.gate_up);
+  backend_.silu_mul(s.gate_up, s.act);
+  backend_.linear(s.act, w.down, Tensor(), s.mlp_out);
 }
 
 void ModelRunner::set_capture_layers(std::vector<int32_t> layers) {
@@ -79,33 +85,47 @@ const Tensor* ModelRunner::captured(int32_t layer) const {
 void ModelRunner::reorder_captured(const std::vector<int32_t>& rows) {
   for (auto& [layer, hidden] : captured_) {
     if (hidden.empty()) continue;
-    Tensor reordered = alloc({static_cast<int64_t>(rows.size()), config_.hidden_size});
+    Tensor reordered = backend_.alloc({static_cast<int64_t>(rows.size()), config_.hidden_size}, hidden.dtype());
     backend_.gather_rows(hidden, rows, reordered);
     hidden = std::move(reordered);
   }
 }
 
+// The residual stream x stays fp32 across layers; each block reads it through a fused
+// add + RMSNorm (x += previous block's output; h = norm(x)), so the norm after the last layer
+// is the final norm.
 Tensor ModelRunner::forward(const ForwardBatch& batch) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");
-  Tensor x = alloc({t, config_.hidden_size});
+  backend_.begin_forward({&batch.tokens, &batch.positions, &batch.attention, &batch.logit_rows});
+  struct EndForward {
+    Backend& backend;
+    ~EndForward() { backend.end_forward(); }
+  } end_forward{backend_};
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  Tensor x = scratch({t, config_.hidden_size}, DType::F32);
   backend_.embedding(weights_.embed, batch.tokens, x);
+  Tensor h = scratch({t, config_.hidden_size});
+  LayerScratch s = layer_scratch(t);
+  backend_.rms_norm(x, weights_.layers[0].input_norm, eps, h);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    attention_block(weights_.layers[i], kv_[i], batch, x);
-    mlp_block(weights_.layers[i], x);
+    const LayerWeights& w = weights_.layers[i];
+    attention_block(w, kv_[i], batch, h, s);
+    backend_.add_rms_norm(x, s.attn_out, w.post_norm, eps, h);
+    mlp_block(w, h, s);
+    const Tensor& next_norm = i + 1 < config_.num_layers ? weights_.layers[i + 1].input_norm : weights_.final_norm;
+    backend_.add_rms_norm(x, s.mlp_out, next_norm, eps, h);
     if (auto it = captured_.find(static_cast<int32_t>(i)); it != captured_.end()) {
-      it->second = alloc({t, config_.hidden_size});
+      it->second = backend_.alloc({t, config_.hidden_size}, DType::F32);
       backend_.copy(x, it->second);
     }
   }
   const int64_t rows = static_cast<int64_t>(batch.logit_rows.size());
   if (rows == 0) return Tensor::zeros({0, config_.vocab_size});
-  Tensor selected = alloc({rows, config_.hidden_size});
-  backend_.gather_rows(x, batch.logit_rows, selected);
-  Tensor normed = alloc({rows, config_.hidden_size});
-  backend_.rms_norm(selected, weights_.final_norm, static_cast<float>(config_.rms_norm_eps), normed);
-  Tensor logits = alloc({rows, config_.vocab_size});
-  backend_.linear(normed, weights_.lm_head, Tensor(), logits);
+  Tensor selected = scratch({rows, config_.hidden_size});
+  backend_.gather_rows(h, batch.logit_rows, selected);
+  Tensor logits = scratch({rows, config_.vocab_size}, DType::F32);
+  backend_.linear(selected, weights_.lm_head, Tensor(), logits);
   return backend_.to_host_f32(logits);
 }
 

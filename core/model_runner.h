@@ -31,9 +31,16 @@ class ModelRunner final : public ModelExecutor {
   const RopeFrequencies& rope() const { return rope_; }
 
  private:
-  void attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, Tensor& x);
-  void mlp_block(const LayerWeights& w, Tensor& x);
-  Tensor alloc(std::vector<int64_t> shape);
+  // One forward's temporaries, allocated once and reused by every layer.
+  struct LayerScratch {
+    Tensor qkv, q, k, v, attn, attn_out, gate_up, act, mlp_out;
+  };
+  LayerScratch layer_scratch(int64_t tokens);
+  void attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, const Tensor& h,
+                       LayerScratch& s);
+  void mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s);
+  Tensor scratch(std::vector<int64_t> shape, DType dtype);
+  Tensor scratch(std::vector<int64_t> shape);  // in the backend's compute dtype
 
   ModelConfig config_;
   ModelWeights weights_;

@@ -71,9 +71,11 @@ std::vector<GoldenCase> load_golden_cases(const std::string& model_dir) {
   return cases;
 }
 
-Tensor first_rows(const Tensor& t, int64_t rows) {
+Tensor first_rows(const Tensor& t, int64_t rows) { return rows_of(t, 0, rows); }
+
+Tensor rows_of(const Tensor& t, int64_t first, int64_t rows) {
   Tensor out = Tensor::zeros({rows, t.dim(1)});
-  std::copy(t.as<float>(), t.as<float>() + out.numel(), out.as<float>());
+  std::copy(t.as<float>() + first * t.dim(1), t.as<float>() + first * t.dim(1) + out.numel(), out.as<float>());
   return out;
 }
 

@@ -23,6 +23,8 @@ std::vector<GoldenCase> load_golden_cases(const std::string& model_dir);
 // The leading `rows` rows of a [len, vocab] tensor: an engine's score() of prompt ++ output has
 // one row more than the golden logits (the prediction after the last output token).
 Tensor first_rows(const Tensor& t, int64_t rows);
+// Rows [first, first + rows) of a [len, cols] fp32 tensor.
+Tensor rows_of(const Tensor& t, int64_t first, int64_t rows);
 
 // Max over rows of |ours - golden| / max(1, max|golden row|): the README's tolerance is 1e-3.
 // +inf when the shapes differ or any value on either side is NaN or infinite, so a broken

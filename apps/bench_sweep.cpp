@@ -1,0 +1,222 @@
+#include "apps/bench_sweep.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.h"
+#include "core/model_config.h"
+#include "core/model_layout.h"
+#include "core/model_runner.h"
+#include "core/model_weights.h"
+
+namespace drift::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Row {
+  std::string kind;
+  int64_t batch = 0, context = 0, tokens = 0;  // tokens: rows of the forward
+  double step_ms = 0, tokens_per_s = 0, bytes = 0, roofline = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Builds synthetic forwards over a page pool handed out front to back (contents are whatever
+// the pool holds: timing does not depend on values).
+class SweepBatches {
+ public:
+  SweepBatches(int64_t block_size, int64_t vocab) : block_(block_size), vocab_(vocab) {}
+
+  // `batch` sequences with `context` positions each, one new token per sequence (at the end).
+  ForwardBatch decode(int64_t batch, int64_t context) {
+    ForwardBatch b;
+    for (int64_t s = 0; s < batch; ++s) {
+      add_sequence(b, context);
+      add_token(b, static_cast<int32_t>(s), context - 1, context);
+    }
+    return b;
+  }
+  // One sequence's prompt of `len` tokens in one chunk; logits for the last token only.
+  ForwardBatch prefill(int64_t len) {
+    ForwardBatch b;
+    add_sequence(b, len);
+    for (int64_t p = 0; p < len; ++p) add_token(b, 0, p, p + 1);
+    b.logit_rows = {static_cast<int32_t>(len - 1)};
+    return b;
+  }
+  // A decode token at `context` plus a draft tree of `nodes` (binary: node i's parent is
+  // (i - 1) / 2, node 0 hangs off the root), as the speculation core lays it out.
+  ForwardBatch verify(int64_t context, int64_t nodes) {
+    ForwardBatch b;
+    add_sequence(b, context + nodes);
+    const int64_t root = context - 1, words = (nodes + 63) / 64;
+    std::vector<int64_t> depth(nodes);
+    std::vector<std::vector<uint64_t>> bits(nodes, std::vector<uint64_t>(words, 0));
+    for (int64_t i = 0; i < nodes; ++i) {
+      const int64_t parent = i == 0 ? -1 : (i - 1) / 2;
+      depth[i] = parent < 0 ? 1 : depth[parent] + 1;
+      if (parent >= 0) bits[i] = bits[parent];
+      bits[i][i / 64] |= uint64_t{1} << (i % 64);
+    }
+    b.attention.mask_words = words;
+    add_token(b, 0, root, context);
+    b.attention.mask_start.push_back(static_cast<int32_t>(context));
+    b.attention.mask.insert(b.attention.mask.end(), words, 0);
+    for (int64_t i = 0; i < nodes; ++i) {
+      add_token(b, 0, root + depth[i], context + i + 1);
+      b.attention.slots.back() = slot(0, b, context + i);
+      b.attention.mask_start.push_back(static_cast<int32_t>(context));
+      b.attention.mask.insert(b.attention.mask.end(), bits[i].begin(), bits[i].end());
+    }
+    return b;
+  }
+  int64_t pages_used() const { return next_page_; }
+  void reset() { next_page_ = 0; }
+
+ private:
+  void add_sequence(ForwardBatch& b, int64_t len) {
+    std::vector<int32_t> table;
+    for (int64_t p = 0; p < (len + block_ - 1) / block_; ++p) table.push_back(static_cast<int32_t>(next_page_++));
+    b.attention.block_tables.push_back(std::move(table));
+  }
+  int64_t slot(int32_t seq, const ForwardBatch& b, int64_t pos) const {
+    return static_cast<int64_t>(b.attention.block_tables[seq][pos / block_]) * block_ + pos % block_;
+  }
+  void add_token(ForwardBatch& b, int32_t seq, int64_t position, int64_t kv_len) {
+    b.tokens.push_back(static_cast<int32_t>(rng_() % vocab_));
+    b.positions.push_back(static_cast<int32_t>(position));
+    b.attention.token_seq.push_back(seq);
+    b.attention.kv_len.push_back(static_cast<int32_t>(kv_len));
+    b.attention.slots.push_back(slot(seq, b, position));
+    b.logit_rows.push_back(static_cast<int32_t>(b.tokens.size() - 1));
+  }
+
+  int64_t block_, vocab_;
+  int64_t next_page_ = 0;
+  std::mt19937 rng_{5};
+};
+
+double weight_bytes(const ModelConfig& c, size_t elem) {
+  const double per_layer = static_cast<double>(c.hidden_size) * (c.num_heads + 2 * c.num_kv_heads) * c.head_dim +
+                           static_cast<double>(c.num_heads) * c.head_dim * c.hidden_size +
+                           3.0 * c.hidden_size * c.intermediate_size;
+  return (per_layer * c.num_layers + static_cast<double>(c.vocab_size) * c.hidden_size) * elem;
+}
+
+// Device copy bandwidth, counting bytes read plus bytes written (as the roofline counts reads).
+double copy_bandwidth(Backend& backend) {
+  const int64_t elems = int64_t{1} << 29;  // 1 GiB of bf16 (or 2 GiB of fp32 on the CPU)
+  Tensor a = backend.alloc({elems}, backend.compute_dtype()), b = backend.alloc({elems}, backend.compute_dtype());
+  backend.copy(a, b);
+  backend.synchronize();
+  std::vector<double> times;
+  for (int i = 0; i < 10; ++i) {
+    const auto t0 = Clock::now();
+    backend.copy(a, b);
+    backend.synchronize();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return 2.0 * static_cast<double>(a.nbytes()) / median(times);
+}
+
+}  // namespace
+
+nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions& o) {
+  const ModelConfig model = load_model_config(config.model.path);
+  auto backend = create_backend(config.engine.backend);
+  const int64_t block = config.kv_cache.block_size;
+  const KVLayout layout = ModelLayout{model}.kv_layout(block, backend->compute_dtype());
+  // Enough pages for the largest row: 64 sequences of 512 + 128, or one of max_context + a tree.
+  const int64_t tokens = std::max<int64_t>(64 * (512 + 2 * block), o.max_context + 64 + 2 * block);
+  const int64_t pages = tokens / block + 64;
+  spdlog::info("sweep: {} on {}, {} KV pages ({:.1f} GiB)", config.model.path, backend->name(), pages,
+               pages * layout.bytes_per_page() / 1073741824.0);
+  ModelRunner runner(model, load_model_weights(config.model.path, model, *backend), *backend, pages, block);
+  const double bandwidth = copy_bandwidth(*backend);
+  const double weights = weight_bytes(model, dtype_size(backend->compute_dtype()));
+  const double kv_per_token = static_cast<double>(layout.bytes_per_token());
+
+  SweepBatches batches(block, model.vocab_size);
+  std::vector<Row> rows;
+  auto wanted = [&](const char* kind) { return o.only.empty() || o.only.find(kind) != std::string::npos; };
+  auto measure = [&](const std::string& kind, int64_t batch, int64_t context, const ForwardBatch& b,
+                     double tokens_done, double kv_tokens_read) {
+    for (int i = 0; i < 2; ++i) runner.forward(b);
+    std::vector<double> times;
+    for (int64_t i = 0; i < o.repeats; ++i) {
+      const auto t0 = Clock::now();
+      runner.forward(b);  // returns host logits: the step has finished
+      times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    Row r{kind, batch, context, b.num_tokens()};
+    const double t = median(times);
+    r.step_ms = t * 1e3;
+    r.tokens_per_s = tokens_done / t;
+    r.bytes = weights + kv_per_token * kv_tokens_read;
+    r.roofline = r.bytes / t / bandwidth;
+    rows.push_back(r);
+    std::fprintf(stderr, "  %-8s batch %3lld context %6lld: %8.3f ms, %9.1f tok/s, %5.1f%% of roofline\n", kind.c_str(),
+                 static_cast<long long>(batch), static_cast<long long>(context), r.step_ms, r.tokens_per_s,
+                 100 * r.roofline);
+  };
+
+  if (wanted("decode")) {
+    for (int64_t context : {int64_t{512}, int64_t{4096}, int64_t{32768}}) {
+      if (context > o.max_context) continue;
+      for (int64_t batch : {1, 8, 32, 64}) {
+        if (context > 512 && batch > 1) continue;  // long contexts at batch 1 (the KV pool holds one)
+        batches.reset();
+        measure("decode", batch, context, batches.decode(batch, context), batch, static_cast<double>(batch) * context);
+      }
+    }
+  }
+  if (wanted("prefill")) {
+    for (int64_t len : {512, 8192}) {
+      batches.reset();
+      measure("prefill", 1, len, batches.prefill(len), len, len);
+    }
+  }
+  if (wanted("verify")) {
+    batches.reset();
+    const int64_t context = std::min<int64_t>(4096, o.max_context);
+    measure("decode", 1, context, batches.decode(1, context), 1, context);
+    for (int64_t nodes : {4, 8, 16, 32}) {
+      batches.reset();
+      measure(fmt::format("verify{}", nodes), 1, context, batches.verify(context, nodes), 1, context + nodes);
+    }
+  }
+
+  std::printf("forward sweep: %s, backend %s, copy bandwidth %.0f GB/s (read + write), weights %.2f GB\n",
+              config.model.path.c_str(), backend->name().c_str(), bandwidth / 1e9, weights / 1e9);
+  std::printf("| row | batch | context | forward rows | step ms | tokens/s | roofline |\n|---|---|---|---|---|---|---|\n");
+  nlohmann::json json;
+  json["model"] = config.model.path;
+  json["backend"] = backend->name();
+  json["copy_bandwidth_gbps"] = bandwidth / 1e9;
+  json["weight_bytes"] = weights;
+  for (const Row& r : rows) {
+    std::printf("| %s | %lld | %lld | %lld | %.3f | %.1f | %.1f%% |\n", r.kind.c_str(), static_cast<long long>(r.batch),
+                static_cast<long long>(r.context), static_cast<long long>(r.tokens), r.step_ms, r.tokens_per_s,
+                100 * r.roofline);
+    json["rows"].push_back({{"kind", r.kind},
+                            {"batch", r.batch},
+                            {"context", r.context},
+                            {"forward_rows", r.tokens},
+                            {"step_ms", r.step_ms},
+                            {"tokens_per_s", r.tokens_per_s},
+                            {"bytes_read", r.bytes},
+                            {"roofline_fraction", r.roofline}});
+  }
+  return json;
+}
+
+}  // namespace drift::app

@@ -1,0 +1,347 @@
+#include "core/cuda/cuda_backend.h"
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "core/cuda/bf16_host.h"
+#include "core/cuda/cuda_check.h"
+#include "core/error.h"
+#include "kernels/cuda/ops.h"
+
+namespace drift {
+namespace {
+
+using cuda::ElemType;
+
+ElemType elem_type(const Tensor& t) {
+  if (t.dtype() == DType::F32) return ElemType::F32;
+  if (t.dtype() == DType::BF16) return ElemType::BF16;
+  fail("the CUDA backend computes on float32 or bfloat16 tensors, got {}", dtype_name(t.dtype()));
+}
+
+void expect_dtype(const Tensor& t, DType dtype, const char* what) {
+  DRIFT_CHECK(t.dtype() == dtype, "CUDA backend: {} must be {}, got {} {}", what, dtype_name(dtype),
+              dtype_name(t.dtype()), t.shape_string());
+}
+
+void expect_device(const Tensor& t, const char* what) {
+  DRIFT_CHECK(t.empty() || t.device() == Device::CUDA, "CUDA backend: {} {} is not on the GPU", what,
+              t.shape_string());
+}
+
+constexpr int64_t kAttentionWorkspaceBytes = int64_t{256} << 20;
+
+}  // namespace
+
+CudaBackend::CudaBackend() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    fail("backend 'cuda': no usable CUDA device ({}); use backend = \"cpu\"",
+         status != cudaSuccess ? cudaGetErrorString(status) : "no GPU found");
+  DRIFT_CUDA(cudaSetDevice(device_));
+  DRIFT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  gemm_ = std::make_unique<cuda_backend::BlasGemm>();
+  attention_workspace_bytes_ = kAttentionWorkspaceBytes;
+  DRIFT_CUDA(cudaMalloc(&attention_workspace_, attention_workspace_bytes_));
+  cudaDeviceProp prop{};
+  DRIFT_CUDA(cudaGetDeviceProperties(&prop, device_));
+  spdlog::info("CUDA backend: {} ({} SMs, {:.1f} GiB)", prop.name, prop.multiProcessorCount,
+               prop.totalGlobalMem / 1073741824.0);
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  cudaFree(attention_workspace_);
+  cudaFree(inv_freq_device_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void CudaBackend::synchronize() { DRIFT_CUDA(cudaStreamSynchronize(stream_)); }
+
+Tensor CudaBackend::alloc(std::vector<int64_t> shape, DType dtype) {
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) {
+    DRIFT_CHECK(d >= 0, "negative dimension in a CUDA allocation");
+    bytes *= static_cast<size_t>(d);
+  }
+  void* data = nullptr;
+  const cudaError_t status = cudaMalloc(&data, std::max<size_t>(bytes, 1));
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error state of a failed allocation
+    throw std::bad_alloc();
+  }
+  DRIFT_CUDA(cudaMemsetAsync(data, 0, bytes, stream_));
+  return Tensor::wrap(data, std::move(shape), dtype, Device::CUDA, std::shared_ptr<void>(data, cudaFree));
+}
+
+Tensor CudaBackend::scratch(std::vector<int64_t> shape, DType dtype) {
+  size_t bytes = dtype_size(dtype);
+  for (int64_t d : shape) bytes *= static_cast<size_t>(d);
+  return Tensor::wrap(arena_.allocate(bytes), std::move(shape), dtype, Device::CUDA, nullptr);
+}
+
+void CudaBackend::begin_forward(const ForwardInputs& inputs) {
+  arena_.reset();
+  upload_.upload(inputs, arena_, stream_);
+}
+
+void CudaBackend::end_forward() { upload_.forget_inputs(); }
+
+// Weights arrive as host fp32 (the checkpoint reader's common format) and are rounded to bf16
+// on the host, so loading needs no device staging.
+Tensor CudaBackend::upload(const Tensor& host_f32) {
+  expect_dtype(host_f32, DType::F32, "an uploaded tensor");
+  DRIFT_CHECK(host_f32.device() == Device::CPU, "CUDA backend: upload takes a host tensor");
+  std::vector<uint16_t> bf16(static_cast<size_t>(host_f32.numel()));
+  cuda_backend::round_to_bf16(host_f32.as<float>(), bf16.data(), host_f32.numel());
+  Tensor out = alloc(host_f32.shape(), DType::BF16);
+  DRIFT_CUDA(cudaMemcpyAsync(out.data(), bf16.data(), bf16.size() * 2, cudaMemcpyHostToDevice, stream_));
+  synchronize();  // bf16 is pageable and goes out of scope
+  return out;
+}
+
+// Results land in pinned memory reused from call to call (fresh pageable pages would fault in
+// on every step); a buffer still held by an earlier result is left to it.
+Tensor CudaBackend::host_result(const std::vector<int64_t>& shape) {
+  size_t bytes = sizeof(float);
+  for (int64_t d : shape) bytes *= static_cast<size_t>(d);
+  if (!pinned_ || pinned_.use_count() > 1 || pinned_bytes_ < bytes) {
+    void* p = nullptr;
+    pinned_bytes_ = std::max(bytes, pinned_bytes_);
+    DRIFT_CUDA(cudaMallocHost(&p, std::max<size_t>(pinned_bytes_, 1)));
+    pinned_ = std::shared_ptr<void>(p, cudaFreeHost);
+  }
+  return Tensor::wrap(pinned_.get(), shape, DType::F32, Device::CPU, pinned_);
+}
+
+Tensor CudaBackend::to_host_f32(const Tensor& t) {
+  expect_device(t, "tensor");
+  Tensor host = host_result(t.shape());
+  if (t.dtype() == DType::F32) {
+    DRIFT_CUDA(cudaMemcpyAsync(host.data(), t.data(), t.nbytes(), cudaMemcpyDeviceToHost, stream_));
+  } else {
+    Tensor f32 = scratch(t.shape(), DType::F32);
+    cuda::convert(t.data(), elem_type(t), f32.data(), ElemType::F32, t.numel(), stream_);
+    DRIFT_LAUNCHED("convert");
+    DRIFT_CUDA(cudaMemcpyAsync(host.data(), f32.data(), f32.nbytes(), cudaMemcpyDeviceToHost, stream_));
+  }
+  synchronize();
+  return host;
+}
+
+const int32_t* CudaBackend::device_ints(const std::vector<int32_t>& host) {
+  const ForwardInputs& in = upload_.inputs();
+  if (in.tokens && &host == in.tokens) return upload_.tokens();
+  if (in.positions && &host == in.positions) return upload_.positions();
+  if (in.logit_rows && &host == in.logit_rows) return upload_.logit_rows();
+  auto* device = static_cast<int32_t*>(arena_.allocate(host.size() * sizeof(int32_t)));
+  DRIFT_CUDA(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+  DRIFT_CUDA(cudaStreamSynchronize(stream_));  // pageable source: keep the host vector's lifetime simple
+  return device;
+}
+
+const float* CudaBackend::device_floats(const std::vector<float>& host) {
+  if (host == inv_freq_host_ && inv_freq_device_) return inv_freq_device_;
+  if (inv_freq_device_) {
+    DRIFT_CUDA(cudaStreamSynchronize(stream_));
+    DRIFT_CUDA(cudaFree(inv_freq_device_));
+    inv_freq_device_ = nullptr;
+  }
+  DRIFT_CUDA(cudaMalloc(&inv_freq_device_, std::max<size_t>(host.size(), 1) * sizeof(float)));
+  DRIFT_CUDA(cudaMemcpy(inv_freq_device_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  inv_freq_host_ = host;
+  return inv_freq_device_;
+}
+
+const cuda_backend::DeviceAttention& CudaBackend::device_attention(const AttentionMetadata& meta) {
+  if (&meta == upload_.inputs().attention) return upload_.attention();
+  adhoc_attention_ = upload_.upload_attention(meta, arena_, stream_);
+  return adhoc_attention_;
+}
+
+void CudaBackend::embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) {
+  expect_dtype(table, DType::BF16, "embedding table");
+  cuda::embedding(table.data(), device_ints(ids), static_cast<int64_t>(ids.size()), table.dim(1), out.data(),
+                  elem_type(out), stream_);
+  DRIFT_LAUNCHED("embedding");
+}
+
+void CudaBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
+  expect_dtype(weight, DType::BF16, "rms_norm weight");
+  const int64_t dim = weight.numel();
+  cuda::rms_norm(x.data(), elem_type(x), weight.data(), eps, x.numel() / dim, dim, out.data(), elem_type(out),
+                 stream_);
+  DRIFT_LAUNCHED("rms_norm");
+}
+
+void CudaBackend::add_rms_norm(Tensor& residual, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) {
+  if (residual.dtype() != DType::F32 || delta.dtype() != DType::BF16 || out.dtype() != DType::BF16) {
+    Backend::add_rms_norm(residual, delta, weight, eps, out);
+    return;
+  }
+  const int64_t dim = weight.numel();
+  cuda::add_rms_norm(residual.as<float>(), delta.data(), weight.data(), eps, residual.numel() / dim, dim, out.data(),
+                     stream_);
+  DRIFT_LAUNCHED("add_rms_norm");
+}
+
+void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
+  expect_dtype(x, DType::BF16, "linear input");
+  expect_dtype(weight, DType::BF16, "linear weight");
+  const int64_t k = weight.dim(1), n = weight.dim(0), rows = x.numel() / k;
+  const void* b = bias.empty() ? nullptr : bias.data();
+  if (cuda::skinny_gemm_mma(x.data(), weight.data(), b, out.data(), elem_type(out), rows, n, k, stream_) ||
+      cuda::skinny_gemm(x.data(), weight.data(), b, out.data(), elem_type(out), rows, n, k, stream_)) {
+    DRIFT_LAUNCHED("skinny_gemm");
+    return;
+  }
+  if (!blas_broken_) {
+    try {
+      gemm_->run(x.data(), weight.data(), b, out.data(), out.dtype() == DType::F32, rows, n, k, stream_);
+      return;
+    } catch (const DriftError& e) {
+      spdlog::warn("{}; GEMMs of more than {} rows fall back to the skinny kernel, row block by row block (slow)",
+                   e.what(), cuda::kSkinnyMaxRows);
+      blas_broken_ = true;
+    }
+  }
+  const int64_t out_row = n * static_cast<int64_t>(dtype_size(out.dtype())), in_row = k * 2;
+  for (int64_t r = 0; r < rows; r += cuda::kSkinnyMaxRows) {
+    const int64_t count = std::min(cuda::kSkinnyMaxRows, rows - r);
+    const void* xr = static_cast<const char*>(x.data()) + r * in_row;
+    void* yr = static_cast<char*>(out.data()) + r * out_row;
+    if (!cuda::skinny_gemm_mma(xr, weight.data(), b, yr, elem_type(out), count, n, k, stream_))
+      cuda::skinny_gemm(xr, weight.data(), b, yr, elem_type(out), count, n, k, stream_);
+  }
+  DRIFT_LAUNCHED("skinny_gemm");
+}
+
+void CudaBackend::rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                       float attention_scale) {
+  expect_dtype(x, DType::BF16, "rope input");
+  cuda::rope(x.data(), device_ints(positions), device_floats(inv_freq), x.dim(0), x.dim(1), x.dim(2),
+             attention_scale, stream_);
+  DRIFT_LAUNCHED("rope");
+}
+
+void CudaBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) {
+  const cuda_backend::DeviceAttention& d = device_attention(meta);
+  DRIFT_CHECK(static_cast<int64_t>(meta.slots.size()) == k.dim(0), "write_kv: {} slots for {} K/V rows",
+              meta.slots.size(), k.dim(0));
+  cuda::write_kv(kv.k.data(), kv.v.data(), k.data(), v.data(), d.slots, k.dim(0), kv.k.dim(1) * kv.k.dim(2), stream_);
+  DRIFT_LAUNCHED("write_kv");
+}
+
+void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                            int64_t block_size, Tensor& out) {
+  const cuda_backend::DeviceAttention& d = device_attention(meta);
+  cuda::PagedAttentionParams p;
+  p.q = q.data();
+  p.k_cache = kv.k.data();
+  p.v_cache = kv.v.data();
+  p.out = out.data();
+  p.tokens = q.dim(0);
+  p.num_heads = q.dim(1);
+  p.head_dim = q.dim(2);
+  p.num_kv_heads = kv.k.dim(1);
+  p.block_size = block_size;
+  p.scale = scale;
+  p.token_seq = d.token_seq;
+  p.block_tables = d.block_tables;
+  p.table_stride = d.table_stride;
+  p.kv_len = d.kv_len;
+  p.max_kv_len = d.max_kv_len;
+  p.mask_start = d.mask_start;
+  p.mask = d.mask;
+  p.mask_words = d.mask_words;
+  p.workspace = attention_workspace_;
+  p.workspace_bytes = attention_workspace_bytes_;
+  if (p.max_kv_len == 0) {  // nothing visible anywhere: zeros, as the CPU reference
+    DRIFT_CUDA(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream_));
+    return;
+  }
+  if (!cuda::paged_attention(p, stream_))
+    fail("CUDA attention: unsupported shape (head_dim {}, {} heads over {} kv heads, {} visible positions)",
+         p.head_dim, p.num_heads, p.num_kv_heads, p.max_kv_len);
+  DRIFT_LAUNCHED("paged_attention");
+}
+
+void CudaBackend::silu_mul(const Tensor& gate_up, Tensor& out) {
+  cuda::silu_mul(gate_up.data(), out.data(), gate_up.dim(0), out.dim(1), stream_);
+  DRIFT_LAUNCHED("silu_mul");
+}
+
+void CudaBackend::add_inplace(Tensor& x, const Tensor& y) {
+  cuda::add_inplace(x.data(), elem_type(x), y.data(), elem_type(y), x.numel(), stream_);
+  DRIFT_LAUNCHED("add_inplace");
+}
+
+void CudaBackend::split_columns(const Tensor& x, const std::vector<Tensor*>& outs) {
+  const int64_t rows = x.dim(0), elem = static_cast<int64_t>(dtype_size(x.dtype()));
+  int64_t offset = 0;
+  for (Tensor* out : outs) {
+    const int64_t width = out->numel() / rows;
+    cuda::copy_columns(x.data(), x.dim(1) * elem, offset * elem, out->data(), width * elem, rows, stream_);
+    offset += width;
+  }
+  DRIFT_CHECK(offset == x.dim(1), "split widths {} != columns {}", offset, x.dim(1));
+  DRIFT_LAUNCHED("copy_columns");
+}
+
+void CudaBackend::gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) {
+  const int64_t row_bytes = x.dim(1) * static_cast<int64_t>(dtype_size(x.dtype()));
+  cuda::gather_rows(x.data(), device_ints(rows), static_cast<int64_t>(rows.size()), row_bytes, out.data(), stream_);
+  DRIFT_LAUNCHED("gather_rows");
+}
+
+void CudaBackend::copy(const Tensor& src, Tensor& dst) {
+  DRIFT_CHECK(src.nbytes() == dst.nbytes(), "copy of {} into {}", src.shape_string(), dst.shape_string());
+  const cudaMemcpyKind kind = src.device() == Device::CPU
+                                  ? (dst.device() == Device::CPU ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice)
+                                  : (dst.device() == Device::CPU ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
+  DRIFT_CUDA(cudaMemcpyAsync(dst.data(), src.data(), src.nbytes(), kind, stream_));
+  if (kind != cudaMemcpyDeviceToDevice) synchronize();
+}
+
+void CudaBackend::copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) {
+  for (auto& layer : layers) {
+    const int64_t page_bytes = block_size * layer.k.dim(1) * layer.k.dim(2) * 2;
+    cuda::copy_page(layer.k.data(), page_bytes, src, dst, stream_);
+    cuda::copy_page(layer.v.data(), page_bytes, src, dst, stream_);
+  }
+  DRIFT_LAUNCHED("copy_page");
+}
+
+void CudaBackend::copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src,
+                             std::span<const int64_t> dst) {
+  if (src.empty()) return;
+  const size_t bytes = src.size() * sizeof(int64_t);
+  auto* device = static_cast<int64_t*>(arena_.allocate(2 * bytes));
+  DRIFT_CUDA(cudaMemcpyAsync(device, src.data(), bytes, cudaMemcpyHostToDevice, stream_));
+  DRIFT_CUDA(cudaMemcpyAsync(device + src.size(), dst.data(), bytes, cudaMemcpyHostToDevice, stream_));
+  for (auto& layer : layers) {
+    const int64_t slot_bytes = layer.k.dim(1) * layer.k.dim(2) * 2;
+    cuda::copy_slots(layer.k.data(), slot_bytes, device, device + src.size(), static_cast<int64_t>(src.size()),
+                     stream_);
+    cuda::copy_slots(layer.v.data(), slot_bytes, device, device + src.size(), static_cast<int64_t>(src.size()),
+                     stream_);
+  }
+  DRIFT_LAUNCHED("copy_slots");
+  synchronize();  // src/dst are pageable host memory
+}
+
+std::vector<int32_t> CudaBackend::argmax(const Tensor& logits) {
+  expect_dtype(logits, DType::F32, "argmax logits");
+  const int64_t rows = logits.dim(0);
+  auto* device = static_cast<int32_t*>(arena_.allocate(std::max<int64_t>(rows, 1) * sizeof(int32_t)));
+  cuda::argmax_rows(logits.as<float>(), rows, logits.dim(1), device, stream_);
+  DRIFT_LAUNCHED("argmax");
+  std::vector<int32_t> out(rows);
+  DRIFT_CUDA(cudaMemcpyAsync(out.data(), device, rows * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+  return out;
+}
+
+}  // namespace drift

@@ -1,0 +1,79 @@
+#pragma once
+// CudaBackend: the Backend on one NVIDIA GPU. Weights, KV and activations are bf16, the
+// residual stream and logits fp32, all accumulation fp32 (kernels/cuda). One stream carries
+// every op; a forward's index metadata is uploaded once (begin_forward) and its temporaries come
+// from a workspace arena reused across steps. Host-facing ops (to_host_f32) synchronise.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "core/backend.h"
+#include "core/cuda/blas_gemm.h"
+#include "core/cuda/device_arena.h"
+#include "core/cuda/forward_upload.h"
+
+namespace drift {
+
+class CudaBackend final : public Backend {
+ public:
+  // Throws DriftError when no usable CUDA device is present.
+  CudaBackend();
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  Device device() const override { return Device::CUDA; }
+  DType compute_dtype() const override { return DType::BF16; }
+
+  Tensor alloc(std::vector<int64_t> shape, DType dtype) override;
+  Tensor scratch(std::vector<int64_t> shape, DType dtype) override;
+  void begin_forward(const ForwardInputs& inputs) override;
+  void end_forward() override;
+  Tensor upload(const Tensor& host_f32) override;
+  Tensor to_host_f32(const Tensor& t) override;
+
+  void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
+  void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) override;
+  void rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+            float attention_scale) override;
+  void write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) override;
+  void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale, int64_t block_size,
+                 Tensor& out) override;
+  void silu_mul(const Tensor& gate_up, Tensor& out) override;
+  void add_inplace(Tensor& x, const Tensor& y) override;
+  void add_rms_norm(Tensor& residual, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) override;
+  void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
+  void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
+  void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) override;
+
+  // Device argmax of fp32 logits [rows, vocab] (greedy decoding without the logits crossing the bus).
+  std::vector<int32_t> argmax(const Tensor& logits);
+  cudaStream_t stream() const { return stream_; }
+  void synchronize() override;
+
+ private:
+  Tensor host_result(const std::vector<int64_t>& shape);
+  const int32_t* device_ints(const std::vector<int32_t>& host);
+  const float* device_floats(const std::vector<float>& host);
+  const cuda_backend::DeviceAttention& device_attention(const AttentionMetadata& meta);
+
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cuda_backend::DeviceArena arena_;
+  std::unique_ptr<cuda_backend::BlasGemm> gemm_;
+  bool blas_broken_ = false;  // cuBLASLt refused a shape: large GEMMs use the skinny kernel  // created once the device is known good
+  cuda_backend::ForwardUpload upload_;
+  cuda_backend::DeviceAttention adhoc_attention_;  // a plugin's attention call outside the forward
+  void* attention_workspace_ = nullptr;
+  int64_t attention_workspace_bytes_ = 0;
+  std::shared_ptr<void> pinned_;  // host memory of the last to_host_f32 result
+  size_t pinned_bytes_ = 0;
+  std::vector<float> inv_freq_host_;
+  float* inv_freq_device_ = nullptr;
+};
+
+}  // namespace drift

@@ -1,0 +1,34 @@
+#pragma once
+// DeviceArena: the per-forward workspace. Scratch tensors are bumped out of device blocks and
+// all released together at the next forward; when a forward needed more than the first block,
+// the blocks are merged into one, so after the first steps a step allocates nothing (and the
+// addresses repeat from step to step, as CUDA graph replay needs).
+#include <cstddef>
+#include <vector>
+
+namespace drift::cuda_backend {
+
+class DeviceArena {
+ public:
+  DeviceArena() = default;
+  DeviceArena(const DeviceArena&) = delete;
+  DeviceArena& operator=(const DeviceArena&) = delete;
+  ~DeviceArena();
+
+  void* allocate(size_t bytes);  // 256-byte aligned
+  void reset();
+  size_t capacity() const;
+
+ private:
+  struct Block {
+    void* data = nullptr;
+    size_t size = 0;
+  };
+  void release_all();
+
+  std::vector<Block> blocks_;
+  size_t current_ = 0;  // block being bumped
+  size_t offset_ = 0;   // bytes used in it
+};
+
+}  // namespace drift::cuda_backend

@@ -1,0 +1,144 @@
+#include "core/cuda/forward_upload.h"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+#include "core/cuda/cuda_check.h"
+
+namespace drift::cuda_backend {
+
+// Lays arrays out back to back (each 256-byte aligned) in host staging memory, remembering
+// where each one's device copy will be.
+namespace {
+
+class Packer {
+ public:
+  template <typename T>
+  size_t add(std::span<const T> values) {
+    const size_t offset = size_;
+    parts_.push_back({offset, values.data(), values.size_bytes()});
+    size_ = (offset + values.size_bytes() + 255) / 256 * 256;
+    return offset;
+  }
+  size_t size() const { return std::max<size_t>(size_, 256); }
+  void copy_into(char* staging) const {
+    for (const Part& p : parts_)
+      if (p.bytes) std::memcpy(staging + p.offset, p.data, p.bytes);
+  }
+
+ private:
+  struct Part {
+    size_t offset;
+    const void* data;
+    size_t bytes;
+  };
+  std::vector<Part> parts_;
+  size_t size_ = 0;
+};
+
+struct AttentionOffsets {
+  size_t token_seq, kv_len, slots, tables, mask_start, mask;
+  int64_t table_stride = 0;
+};
+
+// Block tables are ragged on the host; the device wants [num_seqs, stride].
+std::vector<int32_t> pad_tables(const AttentionMetadata& meta, int64_t& stride) {
+  stride = 1;
+  for (const auto& t : meta.block_tables) stride = std::max<int64_t>(stride, static_cast<int64_t>(t.size()));
+  std::vector<int32_t> flat(std::max<size_t>(meta.block_tables.size(), 1) * stride, 0);
+  for (size_t s = 0; s < meta.block_tables.size(); ++s)
+    std::copy(meta.block_tables[s].begin(), meta.block_tables[s].end(), flat.begin() + s * stride);
+  return flat;
+}
+
+template <typename T>
+std::span<const T> span_of(const std::vector<T>& v) {
+  return {v.data(), v.size()};
+}
+
+AttentionOffsets pack_attention(const AttentionMetadata& meta, const std::vector<int32_t>& tables,
+                                int64_t table_stride, Packer& packer) {
+  AttentionOffsets o;
+  o.token_seq = packer.add(span_of(meta.token_seq));
+  o.kv_len = packer.add(span_of(meta.kv_len));
+  o.slots = packer.add(span_of(meta.slots));
+  o.tables = packer.add(span_of(tables));
+  o.mask_start = packer.add(span_of(meta.mask_start));
+  o.mask = packer.add(span_of(meta.mask));
+  o.table_stride = table_stride;
+  return o;
+}
+
+DeviceAttention device_view(const AttentionMetadata& meta, const AttentionOffsets& o, const char* base) {
+  DeviceAttention d;
+  d.tokens = static_cast<int64_t>(meta.token_seq.size());
+  d.token_seq = reinterpret_cast<const int32_t*>(base + o.token_seq);
+  d.kv_len = reinterpret_cast<const int32_t*>(base + o.kv_len);
+  d.slots = reinterpret_cast<const int64_t*>(base + o.slots);
+  d.block_tables = reinterpret_cast<const int32_t*>(base + o.tables);
+  d.table_stride = o.table_stride;
+  if (!meta.mask.empty()) {
+    d.mask_start = reinterpret_cast<const int32_t*>(base + o.mask_start);
+    d.mask = reinterpret_cast<const uint64_t*>(base + o.mask);
+    d.mask_words = meta.mask_words;
+  }
+  for (int32_t len : meta.kv_len) d.max_kv_len = std::max<int64_t>(d.max_kv_len, len);
+  return d;
+}
+
+}  // namespace
+
+
+ForwardUpload::ForwardUpload() { DRIFT_CUDA(cudaEventCreateWithFlags(&staged_, cudaEventDisableTiming)); }
+
+ForwardUpload::~ForwardUpload() {
+  if (staged_) cudaEventDestroy(staged_);
+  if (staging_) cudaFreeHost(staging_);
+}
+
+void ForwardUpload::reserve_staging(size_t bytes) {
+  DRIFT_CUDA(cudaEventSynchronize(staged_));  // the previous copy has left the staging memory
+  if (bytes <= staging_bytes_) return;
+  if (staging_) DRIFT_CUDA(cudaFreeHost(staging_));
+  staging_ = nullptr;
+  staging_bytes_ = std::max(bytes, staging_bytes_ * 2);
+  DRIFT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&staging_), staging_bytes_));
+}
+
+void ForwardUpload::upload(const ForwardInputs& inputs, DeviceArena& arena, cudaStream_t stream) {
+  inputs_ = inputs;
+  Packer packer;
+  const size_t tokens = packer.add(span_of(*inputs.tokens));
+  const size_t positions = packer.add(span_of(*inputs.positions));
+  const size_t rows = packer.add(span_of(*inputs.logit_rows));
+  int64_t stride = 0;
+  const std::vector<int32_t> tables = pad_tables(*inputs.attention, stride);
+  const AttentionOffsets attn = pack_attention(*inputs.attention, tables, stride, packer);
+
+  reserve_staging(packer.size());
+  packer.copy_into(staging_);
+  char* device = static_cast<char*>(arena.allocate(packer.size()));
+  DRIFT_CUDA(cudaMemcpyAsync(device, staging_, packer.size(), cudaMemcpyHostToDevice, stream));
+  DRIFT_CUDA(cudaEventRecord(staged_, stream));
+  tokens_ = reinterpret_cast<const int32_t*>(device + tokens);
+  positions_ = reinterpret_cast<const int32_t*>(device + positions);
+  logit_rows_ = reinterpret_cast<const int32_t*>(device + rows);
+  attention_ = device_view(*inputs.attention, attn, device);
+}
+
+DeviceAttention ForwardUpload::upload_attention(const AttentionMetadata& meta, DeviceArena& arena,
+                                                cudaStream_t stream) {
+  Packer packer;
+  int64_t stride = 0;
+  const std::vector<int32_t> tables = pad_tables(meta, stride);
+  const AttentionOffsets attn = pack_attention(meta, tables, stride, packer);
+  std::vector<char> host(packer.size());
+  packer.copy_into(host.data());
+  char* device = static_cast<char*>(arena.allocate(packer.size()));
+  DRIFT_CUDA(cudaMemcpyAsync(device, host.data(), host.size(), cudaMemcpyHostToDevice, stream));
+  DRIFT_CUDA(cudaStreamSynchronize(stream));  // `host` goes out of scope
+  return device_view(meta, attn, device);
+}
+
+}  // namespace drift::cuda_backend

@@ -1,0 +1,132 @@
+// Elementwise and data-movement kernels: embedding, dtype conversion, SwiGLU, residual add,
+// column splits and row gathers. All are memory-bound one-pass kernels.
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/ops.h"
+
+namespace drift::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void embedding_kernel(const __nv_bfloat16* table, const int32_t* ids, int64_t dim, void* out,
+                                 ElemType out_type) {
+  const int64_t row = blockIdx.x;
+  const __nv_bfloat16* src = table + static_cast<int64_t>(ids[row]) * dim;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    store_float(out, out_type, row * dim + i, __bfloat162float(src[i]));
+}
+
+__global__ void convert_kernel(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    store_float(dst, dst_type, i, load_as_float(src, src_type, i));
+}
+
+__global__ void silu_mul_kernel(const __nv_bfloat16* gate_up, __nv_bfloat16* out, int64_t rows, int64_t inter) {
+  const int64_t n = rows * inter;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / inter, c = i % inter;
+    const float g = __bfloat162float(gate_up[r * 2 * inter + c]);
+    const float u = __bfloat162float(gate_up[r * 2 * inter + inter + c]);
+    out[i] = __float2bfloat16(g / (1.0f + expf(-g)) * u);
+  }
+}
+
+__global__ void add_kernel(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    store_float(x, x_type, i, load_as_float(x, x_type, i) + load_as_float(y, y_type, i));
+}
+
+__global__ void add_bias_kernel(void* y, ElemType y_type, const __nv_bfloat16* bias, int64_t rows, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < rows * n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    store_float(y, y_type, i, load_as_float(y, y_type, i) + __bfloat162float(bias[i % n]));
+}
+
+__global__ void copy_columns_kernel(const char* src, int64_t src_row_bytes, int64_t offset, char* dst,
+                                    int64_t width, int64_t rows) {
+  const int64_t n = rows * width;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / width, c = i % width;
+    dst[i] = src[r * src_row_bytes + offset + c];
+  }
+}
+
+__global__ void copy_columns_u32_kernel(const uint32_t* src, int64_t src_row, int64_t offset, uint32_t* dst,
+                                        int64_t width, int64_t rows) {
+  const int64_t n = rows * width;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / width, c = i % width;
+    dst[i] = src[r * src_row + offset + c];
+  }
+}
+
+__global__ void gather_rows_kernel(const char* x, const int32_t* rows, int64_t row_bytes, char* out) {
+  const int64_t i = blockIdx.x;
+  const char* src = x + static_cast<int64_t>(rows[i]) * row_bytes;
+  for (int64_t b = threadIdx.x; b < row_bytes; b += blockDim.x) out[i * row_bytes + b] = src[b];
+}
+
+unsigned capped_grid(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+}
+
+}  // namespace
+
+void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim, void* out, ElemType out_type,
+               cudaStream_t stream) {
+  if (rows == 0) return;
+  embedding_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(table),
+                                                                         ids, dim, out, out_type);
+}
+
+void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  convert_kernel<<<capped_grid(n), kThreads, 0, stream>>>(src, src_type, dst, dst_type, n);
+}
+
+void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, cudaStream_t stream) {
+  if (rows * inter == 0) return;
+  silu_mul_kernel<<<capped_grid(rows * inter), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(gate_up),
+                                                                      static_cast<__nv_bfloat16*>(out), rows, inter);
+}
+
+void add_inplace(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  add_kernel<<<capped_grid(n), kThreads, 0, stream>>>(x, x_type, y, y_type, n);
+}
+
+void add_bias(void* y, ElemType y_type, const void* bias, int64_t rows, int64_t n, cudaStream_t stream) {
+  if (rows * n == 0) return;
+  add_bias_kernel<<<capped_grid(rows * n), kThreads, 0, stream>>>(y, y_type, static_cast<const __nv_bfloat16*>(bias),
+                                                                  rows, n);
+}
+
+void copy_columns(const void* src, int64_t src_row_bytes, int64_t offset_bytes, void* dst, int64_t width_bytes,
+                  int64_t rows, cudaStream_t stream) {
+  if (rows * width_bytes == 0) return;
+  if (src_row_bytes % 4 == 0 && offset_bytes % 4 == 0 && width_bytes % 4 == 0) {
+    copy_columns_u32_kernel<<<capped_grid(rows * width_bytes / 4), kThreads, 0, stream>>>(
+        static_cast<const uint32_t*>(src), src_row_bytes / 4, offset_bytes / 4, static_cast<uint32_t*>(dst),
+        width_bytes / 4, rows);
+    return;
+  }
+  copy_columns_kernel<<<capped_grid(rows * width_bytes), kThreads, 0, stream>>>(
+      static_cast<const char*>(src), src_row_bytes, offset_bytes, static_cast<char*>(dst), width_bytes, rows);
+}
+
+void gather_rows(const void* x, const int32_t* rows, int64_t count, int64_t row_bytes, void* out,
+                 cudaStream_t stream) {
+  if (count == 0) return;
+  gather_rows_kernel<<<static_cast<unsigned>(count), kThreads, 0, stream>>>(static_cast<const char*>(x), rows,
+                                                                            row_bytes, static_cast<char*>(out));
+}
+
+}  // namespace drift::cuda

@@ -1,0 +1,105 @@
+#pragma once
+// CUDA kernels of the CUDA backend, behind plain C++ declarations (no CUDA types but
+// cudaStream_t, no engine headers): core/cuda/ calls these, tests/cuda checks them against the
+// CPU backend. Storage is bf16 (weights, KV, activations) with fp32 accumulation; the residual
+// stream and the logits are fp32. `ElemType` says what an activation argument holds.
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+namespace drift::cuda {
+
+enum class ElemType : int { F32 = 0, BF16 = 1 };
+
+// --- elementwise (elementwise.cu) ---
+// out[i, :] = table[ids[i], :]; table bf16 [vocab, dim].
+void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim, void* out, ElemType out_type,
+               cudaStream_t stream);
+// dst = convert(src), n elements.
+void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream);
+// out[r, :] = silu(gate_up[r, :inter]) * gate_up[r, inter:], bf16.
+void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, cudaStream_t stream);
+// x (fp32 or bf16) += y (fp32 or bf16), n elements.
+void add_inplace(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n, cudaStream_t stream);
+// y[r, c] += bias[c] (bias bf16 [n], y bf16 or fp32 [rows, n]).
+void add_bias(void* y, ElemType y_type, const void* bias, int64_t rows, int64_t n, cudaStream_t stream);
+// dst[r, 0:width] = src[r, offset:offset+width] for `rows` rows, byte-wise columns.
+void copy_columns(const void* src, int64_t src_row_bytes, int64_t offset_bytes, void* dst, int64_t width_bytes,
+                  int64_t rows, cudaStream_t stream);
+// out[i, :] = x[rows[i], :]; row_bytes per row; rows on the device.
+void gather_rows(const void* x, const int32_t* rows, int64_t count, int64_t row_bytes, void* out,
+                 cudaStream_t stream);
+
+// --- normalisation (rms_norm.cu) ---
+// out[r] = x[r] / rms(x[r]) * weight (weight bf16 [dim]); out may be x.
+void rms_norm(const void* x, ElemType x_type, const void* weight, float eps, int64_t rows, int64_t dim, void* out,
+              ElemType out_type, cudaStream_t stream);
+// residual (fp32) += delta (bf16); out (bf16) = rms_norm(residual): the fused pre-norm step.
+void add_rms_norm(float* residual, const void* delta, const void* weight, float eps, int64_t rows, int64_t dim,
+                  void* out, cudaStream_t stream);
+
+// --- rotary embedding (rope.cu) ---
+// x bf16 [tokens, heads, head_dim] rotated in place (rotate-half layout, as transformers).
+void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
+          float attention_scale, cudaStream_t stream);
+
+// --- paged KV (kv_cache.cu) ---
+// k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim bf16 elements.
+void write_kv(void* k_cache, void* v_cache, const void* k, const void* v, const int64_t* slots, int64_t tokens,
+              int64_t row_elems, cudaStream_t stream);
+// Copies `bytes` bytes at page src to page dst of a buffer (one layer's K or V).
+void copy_page(void* cache, int64_t page_bytes, int32_t src, int32_t dst, cudaStream_t stream);
+// For i in order: slot dst[i] = slot src[i] (the order matters when a destination is a later
+// source; each thread walks the pairs in order for its own bytes).
+void copy_slots(void* cache, int64_t slot_bytes, const int64_t* src, const int64_t* dst, int64_t count,
+                cudaStream_t stream);
+
+// --- attention (paged_attention.cu) ---
+struct PagedAttentionParams {
+  const void* q = nullptr;        // bf16 [tokens, num_heads, head_dim]
+  const void* k_cache = nullptr;  // bf16 [slots, num_kv_heads, head_dim]
+  const void* v_cache = nullptr;
+  void* out = nullptr;            // bf16 [tokens, num_heads, head_dim]
+  int64_t tokens = 0, num_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 0;
+  float scale = 1.0f;
+  const int32_t* token_seq = nullptr;     // [tokens]
+  const int32_t* block_tables = nullptr;  // [num_seqs, table_stride]
+  int64_t table_stride = 0;
+  const int32_t* kv_len = nullptr;        // [tokens]
+  int64_t max_kv_len = 0;                 // max over kv_len (host value: sizes the grid)
+  const int32_t* mask_start = nullptr;    // optional tree mask, as kernels/cpu/paged_attention.h
+  const uint64_t* mask = nullptr;
+  int64_t mask_words = 0;
+  // fp32 workspace for the per-chunk partial results; queries are processed in slices that fit.
+  void* workspace = nullptr;
+  int64_t workspace_bytes = 0;
+};
+// Positions are split into fixed chunks of kAttentionChunk by absolute position, whatever the
+// batch: a query's result never depends on what else is in the forward (batch invariance).
+constexpr int64_t kAttentionChunk = 256;
+// The workspace one query needs (a slice of queries needs that many times it).
+int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim, int64_t max_kv_len);
+// Returns false for an unsupported head_dim (8, 16, 32, 64, 128 and 256 are supported), a group
+// (num_heads / num_kv_heads) that is not whole, or a workspace too small for one query.
+bool paged_attention(const PagedAttentionParams& p, cudaStream_t stream);
+
+// --- skinny GEMM (skinny_gemm.cu) ---
+// y[r, n] = sum_k x[r, k] * w[n, k] (+ bias[n]) for the few rows decode and verification produce:
+// bandwidth-bound, one pass over w for up to kSkinnyMaxRows rows, and every element reduced in the
+// same order whatever `rows` is (a verify forward and a decode forward round alike).
+constexpr int64_t kSkinnyMaxRows = 32;
+// x bf16 [rows, k], w bf16 [n, k], bias bf16 [n] or null; y [rows, n] bf16 or fp32. Loads are
+// 16 bytes wide when k % 8 == 0 (narrower otherwise). Returns false unless 1 <= rows <= kSkinnyMaxRows.
+// The tensor-core variant (skinny_gemm_mma.cu), for k % 8 == 0; returns false otherwise. The
+// backend uses it whenever it applies and skinny_gemm (CUDA cores, any k) for the rest, so a
+// given weight always goes through one kernel.
+bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows,
+                     int64_t n, int64_t k, cudaStream_t stream);
+bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
+                 int64_t k, cudaStream_t stream);
+
+// --- selection (argmax.cu) ---
+// out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].
+void argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, cudaStream_t stream);
+
+}  // namespace drift::cuda

@@ -1,0 +1,263 @@
+// Paged attention for a ragged batch: prefill chunks, decode tokens and tree-verification nodes
+// in one launch, each query with its own sequence, visible length and optional tree mask.
+//
+// Work split (flash-decoding): block (query, kv head, chunk) covers the positions
+// [chunk * kAttentionChunk, (chunk + 1) * kAttentionChunk) of the query's sequence, for all the
+// query heads that share the kv head (GQA: each K/V row is read once per kv head). Warp w of the
+// block takes positions w, w + 4, ... of the chunk with an online softmax, lanes splitting
+// head_dim; the warps merge in shared memory and the block writes its partial (max, sum,
+// unnormalised output). A second kernel merges the chunks in order.
+//
+// Batch invariance: chunks are fixed by absolute position and every reduction runs in a fixed
+// order over the visible positions, so a query's output depends only on what it sees: a tree
+// node verified in a 17-row forward gets the same bits as the same token decoded alone later.
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/ops.h"
+
+namespace drift::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxGroup = 8;  // query heads per block; larger GQA groups span several blocks
+constexpr int kUnroll = 4;    // positions whose K/V loads a warp issues before using them
+
+template <int PER_LANE>
+struct LaneVec;
+template <>
+struct LaneVec<1> {
+  using T = uint16_t;
+};
+template <>
+struct LaneVec<2> {
+  using T = uint32_t;
+};
+template <>
+struct LaneVec<4> {
+  using T = uint2;
+};
+template <>
+struct LaneVec<8> {
+  using T = uint4;
+};
+
+template <int PER_LANE>
+__device__ __forceinline__ void unpack(const typename LaneVec<PER_LANE>::T& raw, float* out) {
+  if constexpr (PER_LANE == 1) {
+    out[0] = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&raw));
+    return;
+  }
+  const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+  for (int i = 0; i < PER_LANE / 2; ++i) {
+    const float2 f = __bfloat1622float2(pairs[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
+__device__ __forceinline__ bool visible(const PagedAttentionParams& p, int64_t t, int64_t pos) {
+  if (!p.mask || pos < p.mask_start[t]) return true;
+  const int64_t bit = pos - p.mask_start[t];
+  if (bit >= p.mask_words * 64) return false;
+  return (p.mask[t * p.mask_words + bit / 64] >> (bit % 64)) & 1u;
+}
+
+struct SliceLayout {
+  int64_t first_query = 0;
+  int64_t max_chunks = 0;  // chunk stride of the workspace
+  int64_t group = 1;       // query heads per kv head
+  int64_t heads_per_block = 1;
+};
+
+// Workspace layout per (query in slice, head): max_chunks x [max, sum], then max_chunks x head_dim.
+__device__ __forceinline__ float* partial_base(const PagedAttentionParams& p, const SliceLayout& s, int64_t q_local,
+                                               int64_t head, int64_t head_dim) {
+  return static_cast<float*>(p.workspace) + (q_local * p.num_heads + head) * s.max_chunks * (head_dim + 2);
+}
+
+template <int HEAD_DIM>
+__global__ void __launch_bounds__(kWarps * 32) attention_chunk_kernel(PagedAttentionParams p, SliceLayout s) {
+  // Small heads (the test models have head_dim 8 to 32) leave lanes >= HEAD_DIM idle.
+  constexpr int PER_LANE = HEAD_DIM >= 32 ? HEAD_DIM / 32 : 1;
+  constexpr int ACTIVE = HEAD_DIM >= 32 ? 32 : HEAD_DIM;
+  using Vec = typename LaneVec<PER_LANE>::T;
+  const int64_t q_local = blockIdx.x, t = s.first_query + q_local;
+  const int64_t blocks_per_kv = (s.group + s.heads_per_block - 1) / s.heads_per_block;
+  const int64_t kv_head = blockIdx.y / blocks_per_kv;
+  const int64_t head0 = kv_head * s.group + (blockIdx.y % blocks_per_kv) * s.heads_per_block;
+  const int g = static_cast<int>(min(s.heads_per_block, kv_head * s.group + s.group - head0));
+  const int64_t chunk = blockIdx.z;
+  const int64_t len = p.kv_len[t];
+  const int64_t begin = chunk * kAttentionChunk;
+  if (begin >= len) return;
+  const int64_t end = min(begin + kAttentionChunk, len);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const bool active = lane < ACTIVE;
+
+  float q[kMaxGroup][PER_LANE];
+#pragma unroll
+  for (int h = 0; h < kMaxGroup; ++h) {
+    if (h >= g) break;
+    Vec raw{};
+    if (active)
+      raw = reinterpret_cast<const Vec*>(static_cast<const __nv_bfloat16*>(p.q) +
+                                         (t * p.num_heads + head0 + h) * HEAD_DIM)[lane];
+    unpack<PER_LANE>(raw, q[h]);
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) q[h][i] *= p.scale;
+  }
+  float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][PER_LANE];
+#pragma unroll
+  for (int h = 0; h < kMaxGroup; ++h) {
+    m[h] = -INFINITY;
+    l[h] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) acc[h][i] = 0.0f;
+  }
+
+  const int32_t* table = p.block_tables + static_cast<int64_t>(p.token_seq[t]) * p.table_stride;
+  const __nv_bfloat16* k_cache = static_cast<const __nv_bfloat16*>(p.k_cache);
+  const __nv_bfloat16* v_cache = static_cast<const __nv_bfloat16*>(p.v_cache);
+  for (int64_t base = begin + warp; base < end; base += kWarps * kUnroll) {
+    Vec kraw[kUnroll], vraw[kUnroll];
+    bool use[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t pos = base + u * kWarps;
+      use[u] = pos < end && visible(p, t, pos);
+      kraw[u] = Vec{};
+      vraw[u] = Vec{};
+      if (use[u] && active) {
+        const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
+        const int64_t row = (slot * p.num_kv_heads + kv_head) * HEAD_DIM;
+        kraw[u] = reinterpret_cast<const Vec*>(k_cache + row)[lane];
+        vraw[u] = reinterpret_cast<const Vec*>(v_cache + row)[lane];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (!use[u]) continue;
+      float kf[PER_LANE], vf[PER_LANE];
+      unpack<PER_LANE>(kraw[u], kf);
+      unpack<PER_LANE>(vraw[u], vf);
+#pragma unroll
+      for (int h = 0; h < kMaxGroup; ++h) {
+        if (h >= g) break;
+        float dot = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) dot = fmaf(q[h][i], kf[i], dot);
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+        const float m_new = fmaxf(m[h], dot);
+        const float correction = __expf(m[h] - m_new);
+        const float weight = __expf(dot - m_new);
+        l[h] = l[h] * correction + weight;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) acc[h][i] = fmaf(acc[h][i], correction, weight * vf[i]);
+        m[h] = m_new;
+      }
+    }
+  }
+
+  // Merge the warps in warp order.
+  __shared__ float sm_m[kWarps][kMaxGroup], sm_l[kWarps][kMaxGroup];
+  __shared__ float sm_acc[kWarps][kMaxGroup][HEAD_DIM];
+#pragma unroll
+  for (int h = 0; h < kMaxGroup; ++h) {
+    if (h >= g) break;
+    if (lane == 0) {
+      sm_m[warp][h] = m[h];
+      sm_l[warp][h] = l[h];
+    }
+    if (active)
+#pragma unroll
+      for (int i = 0; i < PER_LANE; ++i) sm_acc[warp][h][lane * PER_LANE + i] = acc[h][i];
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < g * HEAD_DIM; idx += kWarps * 32) {
+    const int h = idx / HEAD_DIM, d = idx % HEAD_DIM;
+    float big = -INFINITY;
+    for (int w = 0; w < kWarps; ++w) big = fmaxf(big, sm_m[w][h]);
+    float sum = 0.0f, out = 0.0f;
+    if (big != -INFINITY)
+      for (int w = 0; w < kWarps; ++w) {
+        if (sm_m[w][h] == -INFINITY) continue;
+        const float f = __expf(sm_m[w][h] - big);
+        sum = fmaf(sm_l[w][h], f, sum);
+        out = fmaf(sm_acc[w][h][d], f, out);
+      }
+    float* part = partial_base(p, s, q_local, head0 + h, HEAD_DIM);
+    if (d == 0) {
+      part[chunk * 2] = big;
+      part[chunk * 2 + 1] = sum;
+    }
+    part[s.max_chunks * 2 + chunk * HEAD_DIM + d] = out;
+  }
+}
+
+// Merges a query head's chunks in chunk order; a query that sees nothing gets zeros.
+template <int HEAD_DIM>
+__global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
+  const int64_t q_local = blockIdx.x, t = s.first_query + q_local, head = blockIdx.y;
+  const int64_t chunks = (p.kv_len[t] + kAttentionChunk - 1) / kAttentionChunk;
+  const float* part = partial_base(p, s, q_local, head, HEAD_DIM);
+  float big = -INFINITY;
+  for (int64_t c = 0; c < chunks; ++c) big = fmaxf(big, part[c * 2]);
+  for (int d = threadIdx.x; d < HEAD_DIM; d += blockDim.x) {
+    float sum = 0.0f, out = 0.0f;
+    if (big != -INFINITY)
+      for (int64_t c = 0; c < chunks; ++c) {
+        if (part[c * 2] == -INFINITY) continue;
+        const float f = __expf(part[c * 2] - big);
+        sum = fmaf(part[c * 2 + 1], f, sum);
+        out = fmaf(part[s.max_chunks * 2 + c * HEAD_DIM + d], f, out);
+      }
+    const float value = sum > 0.0f ? out / sum : 0.0f;
+    static_cast<__nv_bfloat16*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = __float2bfloat16(value);
+  }
+}
+
+template <int HEAD_DIM>
+void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t stream) {
+  SliceLayout s;
+  s.max_chunks = (p.max_kv_len + kAttentionChunk - 1) / kAttentionChunk;
+  s.group = p.num_heads / p.num_kv_heads;
+  s.heads_per_block = s.group < kMaxGroup ? s.group : kMaxGroup;
+  const int64_t blocks_per_kv = (s.group + s.heads_per_block - 1) / s.heads_per_block;
+  for (int64_t first = 0; first < p.tokens; first += slice_queries) {
+    s.first_query = first;
+    const int64_t n = p.tokens - first < slice_queries ? p.tokens - first : slice_queries;
+    const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(p.num_kv_heads * blocks_per_kv),
+                    static_cast<unsigned>(s.max_chunks));
+    attention_chunk_kernel<HEAD_DIM><<<grid, kWarps * 32, 0, stream>>>(p, s);
+    attention_merge_kernel<HEAD_DIM><<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(p.num_heads)),
+                                       HEAD_DIM < 128 ? 32 : 128, 0, stream>>>(p, s);
+  }
+}
+
+}  // namespace
+
+int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim, int64_t max_kv_len) {
+  const int64_t chunks = (max_kv_len + kAttentionChunk - 1) / kAttentionChunk;
+  return num_heads * chunks * (head_dim + 2) * static_cast<int64_t>(sizeof(float));
+}
+
+bool paged_attention(const PagedAttentionParams& p, cudaStream_t stream) {
+  if (p.tokens == 0) return true;
+  if (p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0 || p.max_kv_len <= 0) return false;
+  const int64_t per_query = attention_workspace_bytes_per_query(p.num_heads, p.head_dim, p.max_kv_len);
+  const int64_t slice = p.workspace_bytes / per_query;
+  if (slice < 1) return false;
+  switch (p.head_dim) {
+    case 8: launch<8>(p, slice, stream); return true;
+    case 16: launch<16>(p, slice, stream); return true;
+    case 32: launch<32>(p, slice, stream); return true;
+    case 64: launch<64>(p, slice, stream); return true;
+    case 128: launch<128>(p, slice, stream); return true;
+    case 256: launch<256>(p, slice, stream); return true;
+    default: return false;
+  }
+}
+
+}  // namespace drift::cuda

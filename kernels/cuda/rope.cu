@@ -1,0 +1,39 @@
+// Rotary position embedding (rotate-half layout), angles in fp32 as transformers computes them:
+// position * inv_freq, then cos/sin with full range reduction (positions reach 32K and beyond).
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/ops.h"
+
+namespace drift::cuda {
+namespace {
+
+__global__ void rope_kernel(__nv_bfloat16* x, const int32_t* positions, const float* inv_freq, int64_t heads,
+                            int64_t head_dim, float attention_scale) {
+  const int64_t t = blockIdx.x;
+  const int64_t half = head_dim / 2;
+  const float pos = static_cast<float>(positions[t]);
+  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+    float s, c;
+    sincosf(pos * inv_freq[i], &s, &c);
+    c *= attention_scale;
+    s *= attention_scale;
+    for (int64_t h = 0; h < heads; ++h) {
+      __nv_bfloat16* v = x + (t * heads + h) * head_dim;
+      const float a = __bfloat162float(v[i]), b = __bfloat162float(v[i + half]);
+      v[i] = __float2bfloat16(a * c - b * s);
+      v[i + half] = __float2bfloat16(b * c + a * s);
+    }
+  }
+}
+
+}  // namespace
+
+void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
+          float attention_scale, cudaStream_t stream) {
+  if (tokens == 0) return;
+  const int threads = static_cast<int>(head_dim / 2 < 128 ? head_dim / 2 : 128);
+  rope_kernel<<<static_cast<unsigned>(tokens), threads > 0 ? threads : 1, 0, stream>>>(
+      static_cast<__nv_bfloat16*>(x), positions, inv_freq, heads, head_dim, attention_scale);
+}
+
+}  // namespace drift::cuda

@@ -1,0 +1,120 @@
+// Tensor-core skinny GEMM: y = x w^T for 1..32 rows with k % 8 == 0 (every real model). Bound by
+// reading w once: a block owns 16 output features (one m16n8k16 M tile, the weight rows) and its
+// 8 warps split k; the rows of x are the N side, one n-tile of 8 per 8 rows.
+//
+// The dot product does not care in which order k is summed, as long as w and x agree: lane
+// (g = lane / 4, q = lane % 4) loads 16 contiguous bytes (k0 + 8q .. +8) of weight rows g and
+// g + 8 and of x row g, and the two MMAs of a 32-wide k step take physical k {8q .. 8q+3} and
+// {8q+4 .. 8q+7} as the fragment's logical columns {2q, 2q+1, 2q+8, 2q+9}. So every load is a
+// full 16-byte vector and no shuffling is needed.
+//
+// Batch invariance: an output element is accumulated by MMAs in a fixed k order within each warp
+// and the 8 warps' partials are added in warp order; neither depends on how many rows the call
+// has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
+// a 17-row verification.
+#include <cuda_bf16.h>
+
+#include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/ops.h"
+
+namespace drift::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kFeatures = 16;
+constexpr int kUnroll = 4;  // 32-wide k steps whose loads are issued before the first MMA
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                         uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint4 load16(const __nv_bfloat16* base, int64_t row, int64_t k, int64_t row_elems,
+                                        bool ok) {
+  return ok ? __ldg(reinterpret_cast<const uint4*>(base + row * row_elems + k)) : make_uint4(0, 0, 0, 0);
+}
+
+template <int NT>
+__global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const __nv_bfloat16* __restrict__ x,
+                                                                 const __nv_bfloat16* __restrict__ w,
+                                                                 const __nv_bfloat16* __restrict__ bias, void* y,
+                                                                 ElemType y_type, int rows, int n, int k) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane / 4, q = lane % 4;
+  const int f0 = blockIdx.x * kFeatures;
+  const int f_lo = min(f0 + g, n - 1), f_hi = min(f0 + g + 8, n - 1);  // clamped rows are never stored
+  const int steps = (k + 31) / 32;
+
+  float acc[NT][4];
+#pragma unroll
+  for (int t = 0; t < NT; ++t)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
+
+  for (int s0 = warp; s0 < steps; s0 += kWarps * kUnroll) {
+    uint4 wl[kUnroll], wh[kUnroll], xv[kUnroll][NT];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int kk = (s0 + u * kWarps) * 32 + 8 * q;
+      const bool in = s0 + u * kWarps < steps && kk < k;
+      wl[u] = load16(w, f_lo, kk, k, in);
+      wh[u] = load16(w, f_hi, kk, k, in);
+#pragma unroll
+      for (int t = 0; t < NT; ++t) xv[u][t] = load16(x, t * 8 + g, kk, k, in && t * 8 + g < rows);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (s0 + u * kWarps >= steps) break;
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        mma_bf16(acc[t], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][t].x, xv[u][t].y);
+        mma_bf16(acc[t], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][t].z, xv[u][t].w);
+      }
+    }
+  }
+
+  // Partials of the 8 warps, added in warp order.
+  __shared__ float partial[kWarps][NT][4][32];
+#pragma unroll
+  for (int t = 0; t < NT; ++t)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) partial[warp][t][i][lane] = acc[t][i];
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < NT * 4 * 32; idx += kWarps * 32) {
+    const int t = idx / 128, i = (idx / 32) % 4, l = idx % 32;
+    float sum = 0.0f;
+    for (int v = 0; v < kWarps; ++v) sum += partial[v][t][i][l];
+    // c0, c1: feature g, rows 2q, 2q + 1; c2, c3: feature g + 8.
+    const int feature = f0 + l / 4 + (i >= 2 ? 8 : 0);
+    const int row = t * 8 + 2 * (l % 4) + (i % 2);
+    if (feature >= n || row >= rows) continue;
+    if (bias) sum += __bfloat162float(bias[feature]);
+    store_float(y, y_type, static_cast<int64_t>(row) * n + feature, sum);
+  }
+}
+
+template <int NT>
+void launch(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
+            int64_t k, cudaStream_t stream) {
+  skinny_mma_kernel<NT><<<grid_for(n, kFeatures), kWarps * 32, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(w),
+      static_cast<const __nv_bfloat16*>(bias), y, y_type, static_cast<int>(rows), static_cast<int>(n),
+      static_cast<int>(k));
+}
+
+}  // namespace
+
+bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows,
+                     int64_t n, int64_t k, cudaStream_t stream) {
+  if (k % 8 != 0 || rows < 1 || rows > kSkinnyMaxRows) return false;
+  if (rows <= 8) launch<1>(x, w, bias, y, y_type, rows, n, k, stream);
+  else if (rows <= 16) launch<2>(x, w, bias, y, y_type, rows, n, k, stream);
+  else launch<4>(x, w, bias, y, y_type, rows, n, k, stream);
+  return true;
+}
+
+}  // namespace drift::cuda

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the GPU test suites on the GPU machine (see docs/cuda.md): every CUDA op against the CPU
+# backend, the engine on CUDA against the goldens, and speculation on CUDA against plain CUDA.
+# Build here first (scripts/build.sh), stage the runtime (scripts/stage_gpu_run.sh), then on the
+# GPU machine run this from the checkout. Logs go to $OUT (or ./gpu-logs).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-logs}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
+export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/shared}
+# The test binaries name the drift binary and plugins by their build paths on the build machine.
+built_at=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt 2>/dev/null)
+if [ -n "$built_at" ] && [ "$built_at" != "$PWD" ] && [ ! -e "$built_at" ]; then
+  mkdir -p "$(dirname "$built_at")" && ln -s "$PWD" "$built_at"
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+status=0
+for t in ${GPU_TESTS:-backend_ops_test engine_gpu_test}; do
+  echo "== $t"
+  ./build/tests/$t --gtest_brief=1 ${GTEST_ARGS:-} 2>&1 | tee "$out/$t.log" | grep -E "metric|FAILED|PASSED|SKIPPED|Failure|error|Expected|Which|actual" | head -60
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+done
+exit $status

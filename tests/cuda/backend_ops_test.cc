@@ -1,0 +1,385 @@
+// Every CUDA backend op against the CPU backend (the fp32 oracle) over many shapes, by
+// normalised error ||cuda - cpu|| / ||cpu||, with the CPU fed the same bf16-rounded inputs; plus
+// the batch invariance the speculation core relies on (a row's result does not depend on the
+// other rows of its forward). Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "core/cpu_backend.h"
+#include "support/cuda_device.h"
+#include "support/golden.h"
+
+namespace drift {
+namespace {
+
+class CudaOpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    gpu_ = test::cuda_backend_or_null(why);
+    if (!gpu_) GTEST_SKIP() << why;
+  }
+
+  Tensor random(std::vector<int64_t> shape, float scale = 1.0f) {
+    Tensor t = Tensor::zeros(std::move(shape));
+    std::normal_distribution<float> dist(0.0f, scale);
+    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = dist(rng_);
+    return t;
+  }
+  // bf16 on the GPU, and the same values back on the host as fp32 for the CPU reference.
+  std::pair<Tensor, Tensor> bf16_pair(const Tensor& host) {
+    Tensor dev = gpu_->upload(host);
+    return {dev, gpu_->to_host_f32(dev)};
+  }
+  Tensor f32_on_gpu(const Tensor& host) {
+    Tensor dev = gpu_->alloc(host.shape(), DType::F32);
+    gpu_->copy(host, dev);
+    return dev;
+  }
+  Tensor gpu_out(std::vector<int64_t> shape, DType dtype = DType::BF16) {
+    Tensor t = gpu_->alloc(std::move(shape), dtype);
+    return t;
+  }
+  Tensor host(const Tensor& dev) { return gpu_->to_host_f32(dev); }
+
+  static double rel_error(const Tensor& ours, const Tensor& ref) {
+    EXPECT_EQ(ours.numel(), ref.numel());
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < ref.numel(); ++i) {
+      const double a = ours.as<float>()[i], b = ref.as<float>()[i];
+      if (!std::isfinite(a)) return INFINITY;
+      diff += (a - b) * (a - b);
+      norm += b * b;
+    }
+    return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+  }
+  static bool bit_equal(const Tensor& a, const Tensor& b, int64_t offset_a, int64_t offset_b, int64_t n) {
+    return std::memcmp(a.as<float>() + offset_a, b.as<float>() + offset_b, n * sizeof(float)) == 0;
+  }
+
+  std::unique_ptr<Backend> gpu_;
+  CpuBackend cpu_;
+  std::mt19937 rng_{1234};
+};
+
+TEST_F(CudaOpsTest, LinearMatchesCpuOverShapesRowsBiasAndOutputType) {
+  struct Shape {
+    int64_t n, k;
+  };
+  for (Shape s : {Shape{64, 64}, Shape{172, 64}, Shape{64, 172}, Shape{576, 96}, Shape{1000, 256},
+                  Shape{4096, 1024}}) {
+    for (int64_t rows : {1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 64, 300}) {
+      for (bool with_bias : {false, true}) {
+        for (DType out_type : {DType::BF16, DType::F32}) {
+          auto [x, x_ref] = bf16_pair(random({rows, s.k}));
+          auto [w, w_ref] = bf16_pair(random({s.n, s.k}, 0.05f));
+          Tensor b, b_ref;
+          if (with_bias) std::tie(b, b_ref) = bf16_pair(random({s.n}));
+          Tensor ref = Tensor::zeros({rows, s.n});
+          cpu_.linear(x_ref, w_ref, b_ref, ref);
+          Tensor out = gpu_out({rows, s.n}, out_type);
+          gpu_->linear(x, w, b, out);
+          const double err = rel_error(host(out), ref);
+          EXPECT_LE(err, out_type == DType::F32 ? 1e-5 : 8e-3)
+              << "n " << s.n << " k " << s.k << " rows " << rows << " bias " << with_bias << " out "
+              << dtype_name(out_type);
+        }
+      }
+    }
+  }
+}
+
+// The skinny path serves decode (1 row) and verification (up to 32): each row's result must be
+// the same bits whatever the number of rows, or speculation would not reproduce plain decoding.
+TEST_F(CudaOpsTest, SkinnyLinearIsBatchInvariant) {
+  for (int64_t k : {64, 172, 1024, 4104}) {
+    const int64_t n = 300;
+    auto [x, x_ref] = bf16_pair(random({32, k}));
+    auto [w, w_ref] = bf16_pair(random({n, k}, 0.05f));
+    Tensor all = gpu_out({32, n}, DType::F32);
+    gpu_->linear(x, w, Tensor(), all);
+    const Tensor all_host = host(all);
+    for (int64_t rows = 1; rows <= 32; ++rows) {
+      Tensor x_part = gpu_->upload(test::first_rows(x_ref, rows));
+      Tensor part = gpu_out({rows, n}, DType::F32);
+      gpu_->linear(x_part, w, Tensor(), part);
+      EXPECT_TRUE(bit_equal(host(part), all_host, 0, 0, rows * n)) << "k " << k << " rows " << rows;
+      // The row alone (first position of its tile) equals its place in the 32-row call.
+      Tensor alone_x = gpu_->upload(test::rows_of(x_ref, rows - 1, 1));
+      Tensor alone = gpu_out({1, n}, DType::F32);
+      gpu_->linear(alone_x, w, Tensor(), alone);
+      EXPECT_TRUE(bit_equal(host(alone), all_host, 0, (rows - 1) * n, n)) << "k " << k << " row " << rows - 1;
+    }
+  }
+}
+
+// A paged KV cache with random contents and sequences whose pages are scattered over it.
+struct PagedCase {
+  int64_t head_dim, num_heads, num_kv_heads, block_size;
+};
+
+class PagedFixture {
+ public:
+  PagedFixture(CudaOpsTest& t, const PagedCase& c, int64_t num_pages) : c_(c) {
+    const int64_t slots = num_pages * c.block_size;
+    Tensor k = t_random(t, {slots, c.num_kv_heads, c.head_dim});
+    Tensor v = t_random(t, {slots, c.num_kv_heads, c.head_dim});
+    std::tie(gpu_kv.k, cpu_kv.k) = pair(t, k);
+    std::tie(gpu_kv.v, cpu_kv.v) = pair(t, v);
+    free_pages.resize(num_pages);
+    std::iota(free_pages.begin(), free_pages.end(), 0);
+    std::shuffle(free_pages.begin(), free_pages.end(), rng);
+  }
+  // A new sequence of `len` positions: returns its index in meta.block_tables.
+  int32_t add_sequence(int64_t len) {
+    std::vector<int32_t> table;
+    for (int64_t p = 0; p < (len + c_.block_size - 1) / c_.block_size; ++p) {
+      table.push_back(free_pages.back());
+      free_pages.pop_back();
+    }
+    meta.block_tables.push_back(table);
+    return static_cast<int32_t>(meta.block_tables.size() - 1);
+  }
+  void add_query(int32_t seq, int32_t kv_len) {
+    meta.token_seq.push_back(seq);
+    meta.kv_len.push_back(kv_len);
+    meta.slots.push_back(0);
+  }
+
+  static Tensor t_random(CudaOpsTest& t, std::vector<int64_t> shape);
+  static std::pair<Tensor, Tensor> pair(CudaOpsTest& t, const Tensor& host);
+
+  PagedCase c_;
+  LayerKV gpu_kv, cpu_kv;
+  AttentionMetadata meta;
+  std::vector<int32_t> free_pages;
+  std::mt19937 rng{99};
+};
+
+class CudaAttentionTest : public CudaOpsTest {
+ public:
+  friend class PagedFixture;
+  // Runs attention for fixture `f` with fresh queries on both backends; returns (gpu, cpu) outputs.
+  std::pair<Tensor, Tensor> run(PagedFixture& f) {
+    const int64_t tokens = static_cast<int64_t>(f.meta.token_seq.size());
+    auto [q, q_ref] = bf16_pair(random({tokens, f.c_.num_heads, f.c_.head_dim}));
+    return run_with(f, q, q_ref);
+  }
+  std::pair<Tensor, Tensor> run_with(PagedFixture& f, const Tensor& q, const Tensor& q_ref) {
+    const int64_t tokens = q.dim(0);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(f.c_.head_dim));
+    Tensor out = gpu_out({tokens, f.c_.num_heads, f.c_.head_dim});
+    gpu_->attention(q, f.gpu_kv, f.meta, scale, f.c_.block_size, out);
+    Tensor ref = Tensor::zeros({tokens, f.c_.num_heads, f.c_.head_dim});
+    cpu_.attention(q_ref, f.cpu_kv, f.meta, scale, f.c_.block_size, ref);
+    return {host(out), ref};
+  }
+  using CudaOpsTest::bf16_pair;
+  using CudaOpsTest::random;
+};
+
+Tensor PagedFixture::t_random(CudaOpsTest& t, std::vector<int64_t> shape) {
+  return static_cast<CudaAttentionTest&>(t).random(std::move(shape));
+}
+std::pair<Tensor, Tensor> PagedFixture::pair(CudaOpsTest& t, const Tensor& host) {
+  return static_cast<CudaAttentionTest&>(t).bf16_pair(host);
+}
+
+// Random ancestor-closed tree masks are not needed here: the kernel takes any mask, so each node
+// sees a random subset of the tree slots before it plus itself.
+void add_tree(PagedFixture& f, int32_t seq, int64_t prefix, int64_t nodes, std::mt19937& rng) {
+  const int64_t words = (nodes + 63) / 64;
+  if (f.meta.mask_words == 0) f.meta.mask_words = words;
+  ASSERT_EQ(f.meta.mask_words, words) << "one mask width per batch";
+  f.meta.mask_start.resize(f.meta.token_seq.size(), 1 << 30);  // earlier queries: no mask
+  f.meta.mask.resize(f.meta.token_seq.size() * words, 0);
+  for (int64_t i = 0; i < nodes; ++i) {
+    f.add_query(seq, static_cast<int32_t>(prefix + i + 1));
+    f.meta.mask_start.push_back(static_cast<int32_t>(prefix));
+    std::vector<uint64_t> row(words, 0);
+    for (int64_t j = 0; j <= i; ++j)
+      if (j == i || rng() % 2) row[j / 64] |= uint64_t{1} << (j % 64);
+    f.meta.mask.insert(f.meta.mask.end(), row.begin(), row.end());
+  }
+}
+
+TEST_F(CudaAttentionTest, DecodePrefillAndTreeQueriesMatchCpu) {
+  std::mt19937 rng(7);
+  for (PagedCase c : {PagedCase{8, 8, 4, 16}, PagedCase{16, 4, 2, 16}, PagedCase{32, 4, 1, 16},
+                      PagedCase{64, 8, 8, 16}, PagedCase{64, 8, 1, 32}, PagedCase{128, 32, 8, 16},
+                      PagedCase{128, 8, 2, 64}, PagedCase{256, 4, 4, 16}, PagedCase{128, 64, 8, 16}}) {
+    for (int64_t context : {1, 7, 16, 17, 255, 256, 257, 1000, 4100}) {
+      for (int64_t tree_nodes : {0, 1, 5, 16, 64, 100}) {
+        PagedFixture f(*this, c, (context + 200) / c.block_size + 16);
+        const int32_t seq = f.add_sequence(context + tree_nodes);
+        f.add_query(seq, static_cast<int32_t>(context));  // decode
+        const int64_t chunk = std::min<int64_t>(context, 9);
+        for (int64_t i = context - chunk; i < context; ++i) f.add_query(seq, static_cast<int32_t>(i + 1));  // prefill
+        if (tree_nodes > 0) add_tree(f, seq, context, tree_nodes, rng);
+        auto [out, ref] = run(f);
+        EXPECT_LE(rel_error(out, ref), 1e-2) << "head_dim " << c.head_dim << " heads " << c.num_heads << "/"
+                                             << c.num_kv_heads << " block " << c.block_size << " context "
+                                             << context << " tree " << tree_nodes;
+      }
+    }
+  }
+}
+
+TEST_F(CudaAttentionTest, LongContextDecodeMatchesCpu) {
+  for (int64_t context : {16384, 32768}) {
+    PagedCase c{128, 32, 8, 16};
+    PagedFixture f(*this, c, context / c.block_size + 1);
+    const int32_t seq = f.add_sequence(context);
+    f.add_query(seq, static_cast<int32_t>(context));
+    f.add_query(seq, static_cast<int32_t>(context / 2 + 3));
+    auto [out, ref] = run(f);
+    EXPECT_LE(rel_error(out, ref), 1e-2) << "context " << context;
+  }
+}
+
+// A query's output is the same bits alone or among other queries (other sequences, prefill rows,
+// trees), and a tree node on a chain equals the same token decoded after the chain was accepted.
+TEST_F(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
+  std::mt19937 rng(11);
+  PagedCase c{64, 8, 2, 16};
+  const int64_t prefix = 300, chain = 6;
+  PagedFixture alone(*this, c, 64);
+  const int32_t seq = alone.add_sequence(prefix + chain);
+  for (int64_t i = 0; i < chain; ++i) alone.add_query(seq, static_cast<int32_t>(prefix + i + 1));  // decodes
+  auto [q, q_ref] = bf16_pair(random({chain, c.num_heads, c.head_dim}));
+  const Tensor decoded = run_with(alone, q, q_ref).first;
+
+  // The same queries as a chain verified with a tree mask (all ancestors visible), behind other work.
+  PagedFixture mixed(*this, c, 64);
+  mixed.gpu_kv = alone.gpu_kv;
+  mixed.cpu_kv = alone.cpu_kv;
+  mixed.meta.block_tables = alone.meta.block_tables;
+  const int32_t other = static_cast<int32_t>(mixed.meta.block_tables.size());
+  mixed.meta.block_tables.push_back(alone.meta.block_tables[0]);
+  for (int32_t len : {5, 77, 290}) mixed.add_query(other, len);
+  mixed.meta.mask_words = 1;
+  mixed.meta.mask_start.assign(mixed.meta.token_seq.size(), 1 << 30);
+  mixed.meta.mask.assign(mixed.meta.token_seq.size(), 0);
+  for (int64_t i = 0; i < chain; ++i) {
+    mixed.add_query(seq, static_cast<int32_t>(prefix + chain));
+    mixed.meta.mask_start.push_back(static_cast<int32_t>(prefix));
+    mixed.meta.mask.push_back((uint64_t{1} << (i + 1)) - 1);
+  }
+  Tensor q_mixed = gpu_->alloc({3 + chain, c.num_heads, c.head_dim}, DType::BF16);
+  Tensor q_other = gpu_->upload(random({3, c.num_heads, c.head_dim}));
+  const int64_t row_bytes = c.num_heads * c.head_dim * 2;
+  Tensor head = Tensor::wrap(q_mixed.data(), {3, c.num_heads, c.head_dim}, DType::BF16, Device::CUDA, nullptr);
+  Tensor tail = Tensor::wrap(static_cast<char*>(q_mixed.data()) + 3 * row_bytes, {chain, c.num_heads, c.head_dim},
+                             DType::BF16, Device::CUDA, nullptr);
+  gpu_->copy(q_other, head);
+  gpu_->copy(q, tail);
+  Tensor out = gpu_out({3 + chain, c.num_heads, c.head_dim});
+  gpu_->attention(q_mixed, mixed.gpu_kv, mixed.meta, 1.0f / 8.0f, c.block_size, out);
+  const Tensor verified = host(out);
+  const int64_t per_row = c.num_heads * c.head_dim;
+  EXPECT_TRUE(bit_equal(verified, decoded, 3 * per_row, 0, chain * per_row));
+}
+
+TEST_F(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
+  for (int64_t rows : {1, 5, 64}) {
+    for (int64_t dim : {8, 64, 172, 4096}) {
+      auto [w, w_ref] = bf16_pair(random({dim}));
+      // rms_norm from fp32 and from bf16, to bf16 and fp32, and in place.
+      Tensor x_host = random({rows, dim});
+      Tensor x32 = f32_on_gpu(x_host);
+      Tensor ref = Tensor::zeros({rows, dim});
+      cpu_.rms_norm(x_host, w_ref, 1e-5f, ref);
+      for (DType out_type : {DType::BF16, DType::F32}) {
+        Tensor out = gpu_out({rows, dim}, out_type);
+        gpu_->rms_norm(x32, w, 1e-5f, out);
+        EXPECT_LE(rel_error(host(out), ref), out_type == DType::F32 ? 1e-6 : 8e-3) << rows << "x" << dim;
+      }
+      auto [xb, xb_ref] = bf16_pair(x_host);
+      cpu_.rms_norm(xb_ref, w_ref, 1e-5f, ref);
+      gpu_->rms_norm(xb, w, 1e-5f, xb);
+      EXPECT_LE(rel_error(host(xb), ref), 8e-3) << "in place " << rows << "x" << dim;
+
+      // add_rms_norm: residual += delta; out = norm(residual).
+      auto [delta, delta_ref] = bf16_pair(random({rows, dim}));
+      Tensor residual = f32_on_gpu(x_host);
+      Tensor residual_ref = Tensor::zeros({rows, dim});
+      std::memcpy(residual_ref.data(), x_host.data(), x_host.nbytes());
+      Tensor normed = gpu_out({rows, dim});
+      gpu_->add_rms_norm(residual, delta, w, 1e-5f, normed);
+      cpu_.add_inplace(residual_ref, delta_ref);
+      cpu_.rms_norm(residual_ref, w_ref, 1e-5f, ref);
+      EXPECT_LE(rel_error(host(residual), residual_ref), 1e-7);
+      EXPECT_LE(rel_error(host(normed), ref), 8e-3);
+    }
+  }
+  // RoPE at positions up to 40K (llama3 contexts) and head dims 8..256.
+  std::mt19937 rng(3);
+  for (int64_t head_dim : {8, 16, 64, 128, 256}) {
+    const int64_t tokens = 13, heads = 3;
+    std::vector<int32_t> positions;
+    for (int64_t t = 0; t < tokens; ++t) positions.push_back(static_cast<int32_t>(rng() % 40000));
+    std::vector<float> inv_freq(head_dim / 2);
+    for (int64_t i = 0; i < head_dim / 2; ++i) inv_freq[i] = std::pow(500000.0f, -2.0f * i / head_dim);
+    auto [x, x_ref] = bf16_pair(random({tokens, heads, head_dim}));
+    gpu_->rope(x, positions, inv_freq, 1.0f);
+    cpu_.rope(x_ref, positions, inv_freq, 1.0f);
+    EXPECT_LE(rel_error(host(x), x_ref), 8e-3) << "head_dim " << head_dim;
+  }
+  // SwiGLU, embedding, row gather, column split.
+  {
+    auto [gu, gu_ref] = bf16_pair(random({7, 2 * 172}));
+    Tensor out = gpu_out({7, 172}), ref = Tensor::zeros({7, 172});
+    gpu_->silu_mul(gu, out);
+    cpu_.silu_mul(gu_ref, ref);
+    EXPECT_LE(rel_error(host(out), ref), 8e-3);
+
+    auto [table, table_ref] = bf16_pair(random({50, 96}));
+    const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
+    Tensor e = gpu_out({5, 96}, DType::F32), e_ref = Tensor::zeros({5, 96});
+    gpu_->embedding(table, ids, e);
+    cpu_.embedding(table_ref, ids, e_ref);
+    EXPECT_EQ(rel_error(host(e), e_ref), 0.0);
+
+    Tensor g = gpu_out({3, 96}), g_ref = Tensor::zeros({3, 96});
+    gpu_->gather_rows(table, {49, 1, 1}, g);
+    cpu_.gather_rows(table_ref, {49, 1, 1}, g_ref);
+    EXPECT_EQ(rel_error(host(g), g_ref), 0.0);
+
+    auto [qkv, qkv_ref] = bf16_pair(random({5, 6 * 16}));
+    Tensor a = gpu_out({5, 4, 16}), b = gpu_out({5, 1, 16}), c = gpu_out({5, 1, 16});
+    Tensor a_ref = Tensor::zeros({5, 4, 16}), b_ref = Tensor::zeros({5, 1, 16}), c_ref = Tensor::zeros({5, 1, 16});
+    gpu_->split_columns(qkv, {&a, &b, &c});
+    cpu_.split_columns(qkv_ref, {&a_ref, &b_ref, &c_ref});
+    EXPECT_EQ(rel_error(host(a), a_ref) + rel_error(host(b), b_ref) + rel_error(host(c), c_ref), 0.0);
+  }
+}
+
+// KV writes, copy-on-write page copies and compaction moves (in order: a destination that is a
+// later source is read before it is overwritten) give the CPU backend's cache exactly.
+TEST_F(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
+  const int64_t block = 16, pages = 6, nkv = 2, d = 32;
+  auto [k0, k0_ref] = bf16_pair(random({pages * block, nkv, d}));
+  auto [v0, v0_ref] = bf16_pair(random({pages * block, nkv, d}));
+  std::vector<LayerKV> gpu_layers{{k0, v0}}, cpu_layers{{k0_ref, v0_ref}};
+  auto [k, k_ref] = bf16_pair(random({4, nkv, d}));
+  auto [v, v_ref] = bf16_pair(random({4, nkv, d}));
+  AttentionMetadata meta;
+  meta.slots = {5, 17, 18, 95};
+  gpu_->write_kv(gpu_layers[0], k, v, meta);
+  cpu_.write_kv(cpu_layers[0], k_ref, v_ref, meta);
+  gpu_->copy_page(gpu_layers, 1, 4, block);
+  cpu_.copy_page(cpu_layers, 1, 4, block);
+  const std::vector<int64_t> src = {21, 23, 24, 40}, dst = {20, 21, 23, 24};  // chained: 21 -> 20, then 23 -> 21 ...
+  gpu_->copy_slots(gpu_layers, src, dst);
+  cpu_.copy_slots(cpu_layers, src, dst);
+  EXPECT_EQ(rel_error(host(gpu_layers[0].k), cpu_layers[0].k), 0.0);
+  EXPECT_EQ(rel_error(host(gpu_layers[0].v), cpu_layers[0].v), 0.0);
+}
+
+}  // namespace
+}  // namespace drift

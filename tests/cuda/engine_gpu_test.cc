@@ -1,0 +1,215 @@
+// The whole engine on the CUDA backend against the references: HF goldens (teacher-forced
+// log-probs close: each side's argmax within the other's top 5; greedy tokens equal except at
+// near-ties), the stories260K golden text through the drift binary, and speculative output
+// (ngram and oracle providers, chains and trees) identical to the GPU's own non-speculative
+// output. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine.h"
+#include "support/cuda_device.h"
+#include "support/golden.h"
+#include "support/run_command.h"
+#include "support/speculation.h"
+#include "support/test_data.h"
+
+namespace drift {
+namespace {
+
+EngineConfig gpu_config(const std::string& dir) {
+  EngineConfig c;
+  c.model.path = dir;
+  c.engine.backend = "cuda";
+  c.engine.max_batch_size = 8;
+  c.engine.max_num_tokens = 256;
+  c.engine.check_kv_integrity = true;
+  c.kv_cache.block_size = 16;
+  c.kv_cache.num_pages = 256;
+  return c;
+}
+
+std::vector<int32_t> top_k(const float* row, int64_t vocab, int k) {
+  std::vector<int32_t> idx(vocab);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [row](int32_t a, int32_t b) { return row[a] > row[b]; });
+  idx.resize(k);
+  return idx;
+}
+
+bool contains(const std::vector<int32_t>& v, int32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+class GpuGoldenTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
+    dir_ = test::test_data_path(GetParam());
+    ASSERT_FALSE(dir_.empty());
+    cases_ = test::load_golden_cases(dir_);
+  }
+  std::string dir_;
+  std::vector<test::GoldenCase> cases_;
+};
+
+// Teacher-forced logits: each side's argmax in the other's top 5 at every position; the largest
+// log-prob error is reported (bf16 weights against HF's fp32).
+TEST_P(GpuGoldenTest, TeacherForcedLogProbsClose) {
+  auto engine = Engine::from_config(gpu_config(dir_));
+  double worst = 0.0;
+  for (const auto& c : cases_) {
+    const Tensor ours = engine->score(c.sequence());
+    const int64_t rows = c.logits.dim(0), vocab = c.logits.dim(1);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* a = ours.as<float>() + r * vocab;
+      const float* g = c.logits.as<float>() + r * vocab;
+      EXPECT_TRUE(contains(top_k(a, vocab, 5), top_k(g, vocab, 1)[0])) << "row " << r;
+      EXPECT_TRUE(contains(top_k(g, vocab, 5), top_k(a, vocab, 1)[0])) << "row " << r;
+      auto log_softmax = [vocab](const float* x, int64_t i) {
+        const float m = *std::max_element(x, x + vocab);
+        double s = 0;
+        for (int64_t j = 0; j < vocab; ++j) s += std::exp(x[j] - m);
+        return x[i] - m - std::log(s);
+      };
+      for (int64_t i : top_k(g, vocab, 5)) worst = std::max(worst, std::abs(log_softmax(a, i) - log_softmax(g, i)));
+    }
+  }
+  std::printf("[ metric ] %s max |log-prob error| over golden top-5 = %.4f\n", GetParam(), worst);
+  RecordProperty("max_logprob_error", std::to_string(worst));
+  EXPECT_LT(worst, 0.5);
+}
+
+// Greedy generation follows the model's own argmax (the golden teacher-forced logits) until the
+// first flip, and a flip is allowed only where the golden top-2 gap is within our measured logit
+// error at that very row (a near-tie bf16 can turn); flips are counted. Where HF's generated
+// token is not its own argmax (qwen3-tiny's masking artefact, see support/golden.h) the golden
+// logits stop describing the prefix and the check stops there.
+TEST_P(GpuGoldenTest, GreedyTokensEqualExceptAtNearTies) {
+  auto engine = Engine::from_config(gpu_config(dir_));
+  std::vector<int64_t> ids;
+  for (const auto& c : cases_) {
+    SamplingParams p;
+    p.max_new_tokens = static_cast<int64_t>(c.output.size());
+    p.ignore_eos = true;
+    ids.push_back(engine->add_request(c.prompt, p));
+  }
+  while (engine->has_unfinished()) engine->step();
+  int flips = 0;
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    const auto& out = engine->request(ids[i]).output;
+    const auto& c = cases_[i];
+    ASSERT_EQ(out.size(), c.output.size());
+    const Tensor ours = engine->score(c.sequence());
+    const int64_t vocab = c.logits.dim(1);
+    for (size_t at = 0; at < out.size(); ++at) {
+      const int64_t row = static_cast<int64_t>(c.prompt.size()) - 1 + static_cast<int64_t>(at);
+      const float* g = c.logits.as<float>() + row * vocab;
+      const float* a = ours.as<float>() + row * vocab;
+      const auto top2 = top_k(g, vocab, 2);
+      if (out[at] != top2[0]) {
+        ++flips;
+        const float gap = g[top2[0]] - g[top2[1]];
+        const float err = std::max(std::abs(a[top2[0]] - g[top2[0]]), std::abs(a[top2[1]] - g[top2[1]]));
+        EXPECT_LE(gap, 2.0f * err) << "case " << i << " flips at output " << at << ": HF's top-2 gap " << gap
+                                   << " exceeds twice our logit error " << err << " there";
+        break;
+      }
+      if (c.output[at] != out[at]) break;  // HF's token is not its argmax: the golden prefix ends
+    }
+  }
+  std::printf("[ metric ] %s greedy: %d of %zu cases flip at a near-tie, the rest equal HF\n", GetParam(), flips,
+              cases_.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Goldens, GpuGoldenTest, ::testing::Values("golden/llama-tiny", "golden/qwen2-tiny",
+                                                                   "golden/qwen3-tiny"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           name = name.substr(name.find('/') + 1);
+                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           return name;
+                         });
+
+TEST(GpuStoriesTest, GreedyTextEqualsTheGoldenTextThroughTheBinary) {
+  std::string why;
+  if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
+  const std::string stories = test::test_data_path("models/stories260K");
+  std::ifstream in(stories + "/golden.json");
+  const std::string golden = nlohmann::json::parse(in)["cases"][1]["greedy_text"];
+  auto r = test::run_command(test::drift_exe() + " generate --model " + test::shell_quote(stories) +
+                             " --backend cuda --prompt 'Once upon a time' --max-new-tokens 200");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, golden.size()), golden) << r.out;
+}
+
+// Speculation on the GPU: chains must reproduce the plain GPU output exactly (the skinny GEMM
+// and attention are batch-invariant); trees too, except where a sibling's slot shifts the
+// attention order, which may flip only a near-tie (counted).
+class GpuSpeculationTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(GpuSpeculationTest, SpeculativeOutputEqualsPlainOutput) {
+  std::string why;
+  if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
+  const std::string dir = test::test_data_path(GetParam());
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& c : test::load_golden_cases(dir)) prompts.push_back(c.prompt);
+  for (size_t i = 0; i < 4; ++i) {  // repeats give the ngram provider matches
+    std::vector<int32_t> p = prompts[i % prompts.size()];
+    p.insert(p.end(), p.begin(), p.end());
+    prompts.push_back(p);
+  }
+  SamplingParams params;
+  params.max_new_tokens = 40;
+  params.ignore_eos = true;
+  auto plain_engine = Engine::from_config(gpu_config(dir));
+  const auto plain = test::run_batch(*plain_engine, prompts, {params});
+  const std::string reference = test::write_reference(test::make_temp_dir("gpu_spec"), prompts, plain);
+
+  struct Variant {
+    std::string label;
+    PluginEntry plugin;
+    bool chain;
+  };
+  test::OracleSettings chain_oracle{0.3, 1, 6, 1}, tree_oracle{0.3, 3, 4, 2};
+  const std::vector<Variant> variants = {{"ngram chain", test::ngram_entry(1), true},
+                                         {"ngram tree", test::ngram_entry(3), false},
+                                         {"oracle chain", test::oracle_entry("oracle", reference, chain_oracle), true},
+                                         {"oracle tree", test::oracle_entry("oracle", reference, tree_oracle), false}};
+  for (const auto& v : variants) {
+    EngineConfig c = gpu_config(dir);
+    c.plugins = {v.plugin};
+    auto engine = Engine::from_config(test::with_speculation(c, v.plugin.name, 8));
+    const auto runs = test::run_batch(*engine, prompts, {params});
+    int differing = 0;
+    int64_t accepted = 0;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      accepted += runs[i].stats.speculation.accepted_tokens;
+      if (runs[i].output == plain[i].output) continue;
+      ++differing;
+      EXPECT_FALSE(v.chain) << v.label << ", prompt " << i << ": a chain must reproduce the plain output exactly";
+    }
+    std::printf("[ metric ] %s %s: %d of %zu outputs differ from plain, %lld draft tokens accepted\n", GetParam(),
+                v.label.c_str(), differing, runs.size(), static_cast<long long>(accepted));
+    EXPECT_GT(accepted, 0) << v.label << ": speculation never accepted anything";
+    EXPECT_LE(differing, 1) << v.label;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuSpeculationTest,
+                         ::testing::Values("models/stories260K", "golden/llama-tiny", "golden/qwen2-tiny",
+                                           "golden/qwen3-tiny"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           name = name.substr(name.find('/') + 1);
+                           name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return !isalnum(ch); }),
+                                      name.end());
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace drift
