@@ -21,6 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Row {
   std::string kind;
+  bool graphs = true;
   int64_t batch = 0, context = 0, tokens = 0;  // tokens: rows of the forward
   double step_ms = 0, tokens_per_s = 0, bytes = 0, roofline = 0;
 };
@@ -148,23 +149,30 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
   SweepBatches batches(block, model.vocab_size);
   std::vector<Row> rows;
   auto wanted = [&](const char* kind) { return o.only.empty() || o.only.find(kind) != std::string::npos; };
+  bool graphs = true;
   auto measure = [&](const std::string& kind, int64_t batch, int64_t context, const ForwardBatch& b,
                      double tokens_done, double kv_tokens_read) {
-    for (int i = 0; i < 2; ++i) runner.forward(b);
+    // Two warm-ups (the second records the CUDA graph); forwards over a second (long prefills on
+    // the CPU or without a tensor-core attention) get one warm-up and three timed runs.
+    const auto w0 = Clock::now();
+    runner.forward(b);
+    const bool slow = std::chrono::duration<double>(Clock::now() - w0).count() > 1.0;
+    if (!slow) runner.forward(b);
     std::vector<double> times;
-    for (int64_t i = 0; i < o.repeats; ++i) {
+    for (int64_t i = 0; i < (slow ? std::min<int64_t>(o.repeats, 3) : o.repeats); ++i) {
       const auto t0 = Clock::now();
       runner.forward(b);  // returns host logits: the step has finished
       times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    Row r{kind, batch, context, b.num_tokens()};
+    Row r{kind, graphs, batch, context, b.num_tokens()};
     const double t = median(times);
     r.step_ms = t * 1e3;
     r.tokens_per_s = tokens_done / t;
     r.bytes = weights + kv_per_token * kv_tokens_read;
     r.roofline = r.bytes / t / bandwidth;
     rows.push_back(r);
-    std::fprintf(stderr, "  %-8s batch %3lld context %6lld: %8.3f ms, %9.1f tok/s, %5.1f%% of roofline\n", kind.c_str(),
+    std::fprintf(stderr, "  %-8s %-6s batch %3lld context %6lld: %8.3f ms, %9.1f tok/s, %5.1f%% of roofline\n",
+                 kind.c_str(), graphs ? "graph" : "eager",
                  static_cast<long long>(batch), static_cast<long long>(context), r.step_ms, r.tokens_per_s,
                  100 * r.roofline);
   };
@@ -195,19 +203,34 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
     }
   }
 
+  if (wanted("graphs")) {  // the same small forwards without CUDA graphs: the graphs' gain
+    graphs = false;
+    backend->set_forward_graphs(false);
+    for (int64_t batch : {1, 8, 64}) {
+      batches.reset();
+      measure("decode", batch, 512, batches.decode(batch, 512), batch, static_cast<double>(batch) * 512);
+    }
+    batches.reset();
+    measure("verify16", 1, 4096, batches.verify(4096, 16), 1, 4096 + 16);
+    backend->set_forward_graphs(true);
+  }
+
   std::printf("forward sweep: %s, backend %s, copy bandwidth %.0f GB/s (read + write), weights %.2f GB\n",
               config.model.path.c_str(), backend->name().c_str(), bandwidth / 1e9, weights / 1e9);
-  std::printf("| row | batch | context | forward rows | step ms | tokens/s | roofline |\n|---|---|---|---|---|---|---|\n");
+  std::printf("| row | graphs | batch | context | forward rows | step ms | tokens/s | roofline |\n"
+              "|---|---|---|---|---|---|---|---|\n");
   nlohmann::json json;
   json["model"] = config.model.path;
   json["backend"] = backend->name();
   json["copy_bandwidth_gbps"] = bandwidth / 1e9;
   json["weight_bytes"] = weights;
   for (const Row& r : rows) {
-    std::printf("| %s | %lld | %lld | %lld | %.3f | %.1f | %.1f%% |\n", r.kind.c_str(), static_cast<long long>(r.batch),
+    std::printf("| %s | %s | %lld | %lld | %lld | %.3f | %.1f | %.1f%% |\n", r.kind.c_str(), r.graphs ? "yes" : "no",
+                static_cast<long long>(r.batch),
                 static_cast<long long>(r.context), static_cast<long long>(r.tokens), r.step_ms, r.tokens_per_s,
                 100 * r.roofline);
     json["rows"].push_back({{"kind", r.kind},
+                            {"cuda_graphs", r.graphs},
                             {"batch", r.batch},
                             {"context", r.context},
                             {"forward_rows", r.tokens},

@@ -15,7 +15,7 @@ namespace drift::app {
 struct SweepOptions {
   int64_t repeats = 10;       // timed forwards per row (median reported), after 2 warm-ups
   int64_t max_context = 32768;
-  std::string only;           // comma-separated row kinds to run (decode,prefill,verify); empty: all
+  std::string only;           // comma-separated row kinds (decode,prefill,verify,graphs); empty: all
 };
 
 // Runs the sweep; prints the table to stdout and returns the JSON.

@@ -6,6 +6,7 @@
 // arrays in ForwardMetadata so a device backend can upload it once per forward.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,6 +62,17 @@ class Backend {
   virtual void begin_forward(const ForwardInputs& /*inputs*/) {}
   // Ends it: the inputs are no longer referenced (scratch stays valid until the next begin).
   virtual void end_forward() {}
+
+  // Forward graphs (CUDA graphs on a device): a backend may record the ops of a forward once per
+  // shape and replay them. After begin_forward the model runner asks replay_forward(); a value is
+  // the forward's output, computed (the runner runs no op). Otherwise, if
+  // begin_forward_capture() says yes, the runner's ops are recorded instead of run, and
+  // end_forward_capture(output) stores the recording and runs it. The runner only offers
+  // forwards whose ops depend on nothing but the inputs' shapes and device copies.
+  virtual std::optional<Tensor> replay_forward() { return std::nullopt; }
+  virtual bool begin_forward_capture() { return false; }
+  virtual void end_forward_capture(const Tensor& /*output*/) {}
+  virtual void set_forward_graphs(bool /*enabled*/) {}
   virtual Tensor upload(const Tensor& host_f32) = 0;      // to device, in compute_dtype
   virtual Tensor to_host_f32(const Tensor& t) = 0;
   // Waits for all queued work (timing; a device backend runs ops asynchronously).

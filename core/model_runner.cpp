@@ -102,6 +102,23 @@ Tensor ModelRunner::forward(const ForwardBatch& batch) {
     Backend& backend;
     ~EndForward() { backend.end_forward(); }
   } end_forward{backend_};
+  if (batch.logit_rows.empty()) {
+    run_layers(batch);
+    return Tensor::zeros({0, config_.vocab_size});
+  }
+  // Small forwards (decode, verification) are where launch overhead shows: the backend may replay
+  // a recorded graph of them. Captured hidden states need a fresh allocation each step: no graph.
+  const bool graphable = captured_.empty() && t <= kMaxGraphTokens;
+  if (graphable)
+    if (std::optional<Tensor> logits = backend_.replay_forward()) return backend_.to_host_f32(*logits);
+  const bool capturing = graphable && backend_.begin_forward_capture();
+  Tensor logits = run_layers(batch);
+  if (capturing) backend_.end_forward_capture(logits);
+  return backend_.to_host_f32(logits);
+}
+
+Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
+  const int64_t t = batch.num_tokens();
   const float eps = static_cast<float>(config_.rms_norm_eps);
   Tensor x = scratch({t, config_.hidden_size}, DType::F32);
   backend_.embedding(weights_.embed, batch.tokens, x);
@@ -121,12 +138,12 @@ Tensor ModelRunner::forward(const ForwardBatch& batch) {
     }
   }
   const int64_t rows = static_cast<int64_t>(batch.logit_rows.size());
-  if (rows == 0) return Tensor::zeros({0, config_.vocab_size});
+  if (rows == 0) return Tensor();
   Tensor selected = scratch({rows, config_.hidden_size});
   backend_.gather_rows(h, batch.logit_rows, selected);
   Tensor logits = scratch({rows, config_.vocab_size}, DType::F32);
   backend_.linear(selected, weights_.lm_head, Tensor(), logits);
-  return backend_.to_host_f32(logits);
+  return logits;
 }
 
 }  // namespace drift

@@ -36,6 +36,11 @@ class ModelRunner final : public ModelExecutor {
     Tensor qkv, q, k, v, attn, attn_out, gate_up, act, mlp_out;
   };
   LayerScratch layer_scratch(int64_t tokens);
+  // The layers and the head: device logits [logit_rows, vocab] (empty without logit rows).
+  Tensor run_layers(const ForwardBatch& batch);
+  // Forwards up to this size may be graph-replayed (measured: larger ones, which go through cuBLASLt,
+  // ran slower replayed than eager on the H100).
+  static constexpr int64_t kMaxGraphTokens = 32;
   void attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, const Tensor& h,
                        LayerScratch& s);
   void mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s);

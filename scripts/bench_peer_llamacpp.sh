@@ -22,6 +22,7 @@ build() {
     -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=ON \
     > "$out/llamacpp-configure.log" 2>&1
   cmake --build b -j "$(nproc)" --target llama-bench llama-batched-bench > "$out/llamacpp-build.log" 2>&1
+  touch "$dir/build.done"
 }
 
 bench() {

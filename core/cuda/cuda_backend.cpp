@@ -1,5 +1,6 @@
 #include "core/cuda/cuda_backend.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
@@ -45,6 +46,8 @@ CudaBackend::CudaBackend() {
   gemm_ = std::make_unique<cuda_backend::BlasGemm>();
   attention_workspace_bytes_ = kAttentionWorkspaceBytes;
   DRIFT_CUDA(cudaMalloc(&attention_workspace_, attention_workspace_bytes_));
+  // DRIFT_CUDA_GRAPHS=0 runs every forward eagerly (measuring the graphs' gain, debugging).
+  if (const char* env = std::getenv("DRIFT_CUDA_GRAPHS"); env && std::string(env) == "0") graphs_enabled_ = false;
   cudaDeviceProp prop{};
   DRIFT_CUDA(cudaGetDeviceProperties(&prop, device_));
   spdlog::info("CUDA backend: {} ({} SMs, {:.1f} GiB)", prop.name, prop.multiProcessorCount,
@@ -53,8 +56,8 @@ CudaBackend::CudaBackend() {
 
 CudaBackend::~CudaBackend() {
   if (stream_) cudaStreamSynchronize(stream_);
+  clear_graphs();
   cudaFree(attention_workspace_);
-  cudaFree(inv_freq_device_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -83,8 +86,55 @@ Tensor CudaBackend::scratch(std::vector<int64_t> shape, DType dtype) {
 }
 
 void CudaBackend::begin_forward(const ForwardInputs& inputs) {
+  if (capturing_) {  // a recorded forward failed half way (it threw): drop the recording
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture(stream_, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    capturing_ = false;
+  }
   arena_.reset();
-  upload_.upload(inputs, arena_, stream_);
+  upload_.upload(inputs, stream_);
+  const uint64_t generation = arena_.generation() * 1000003u + upload_.generation();
+  if (generation != graph_generation_) {
+    clear_graphs();
+    graph_generation_ = generation;
+  }
+}
+
+void CudaBackend::clear_graphs() {
+  for (auto& [key, g] : graphs_) cudaGraphExecDestroy(g.exec);
+  graphs_.clear();
+  seen_shapes_.clear();
+}
+
+std::optional<Tensor> CudaBackend::replay_forward() {
+  if (!graphs_enabled_) return std::nullopt;
+  auto it = graphs_.find(upload_.shape_key());
+  if (it == graphs_.end()) return std::nullopt;
+  DRIFT_CUDA(cudaGraphLaunch(it->second.exec, stream_));
+  return it->second.output;
+}
+
+// The first forward of a shape runs eagerly (it sizes the arena and makes cuBLASLt plans); the
+// second is recorded.
+bool CudaBackend::begin_forward_capture() {
+  if (!graphs_enabled_ || seen_shapes_.insert(upload_.shape_key()).second) return false;
+  DRIFT_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+  return true;
+}
+
+void CudaBackend::end_forward_capture(const Tensor& output) {
+  capturing_ = false;
+  cudaGraph_t graph = nullptr;
+  DRIFT_CUDA(cudaStreamEndCapture(stream_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  DRIFT_CUDA(status);
+  graphs_[upload_.shape_key()] = ForwardGraph{exec, output};
+  DRIFT_CUDA(cudaGraphLaunch(exec, stream_));  // recording ran nothing: run it now
 }
 
 void CudaBackend::end_forward() { upload_.forget_inputs(); }
@@ -142,17 +192,15 @@ const int32_t* CudaBackend::device_ints(const std::vector<int32_t>& host) {
   return device;
 }
 
+// Rotary frequency tables, kept for the backend's lifetime (recorded forwards point at them).
 const float* CudaBackend::device_floats(const std::vector<float>& host) {
-  if (host == inv_freq_host_ && inv_freq_device_) return inv_freq_device_;
-  if (inv_freq_device_) {
-    DRIFT_CUDA(cudaStreamSynchronize(stream_));
-    DRIFT_CUDA(cudaFree(inv_freq_device_));
-    inv_freq_device_ = nullptr;
-  }
-  DRIFT_CUDA(cudaMalloc(&inv_freq_device_, std::max<size_t>(host.size(), 1) * sizeof(float)));
-  DRIFT_CUDA(cudaMemcpy(inv_freq_device_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
-  inv_freq_host_ = host;
-  return inv_freq_device_;
+  for (const auto& [values, device] : frequency_tables_)
+    if (values == host) return device.get();
+  float* device = nullptr;
+  DRIFT_CUDA(cudaMalloc(&device, std::max<size_t>(host.size(), 1) * sizeof(float)));
+  frequency_tables_.emplace_back(host, std::shared_ptr<float>(device, cudaFree));
+  DRIFT_CUDA(cudaMemcpy(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  return device;
 }
 
 const cuda_backend::DeviceAttention& CudaBackend::device_attention(const AttentionMetadata& meta) {

@@ -5,6 +5,9 @@
 // from a workspace arena reused across steps. Host-facing ops (to_host_f32) synchronise.
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -30,6 +33,10 @@ class CudaBackend final : public Backend {
   Tensor scratch(std::vector<int64_t> shape, DType dtype) override;
   void begin_forward(const ForwardInputs& inputs) override;
   void end_forward() override;
+  std::optional<Tensor> replay_forward() override;
+  bool begin_forward_capture() override;
+  void end_forward_capture(const Tensor& output) override;
+  void set_forward_graphs(bool enabled) override { graphs_enabled_ = enabled; }
   Tensor upload(const Tensor& host_f32) override;
   Tensor to_host_f32(const Tensor& t) override;
 
@@ -70,10 +77,21 @@ class CudaBackend final : public Backend {
   cuda_backend::DeviceAttention adhoc_attention_;  // a plugin's attention call outside the forward
   void* attention_workspace_ = nullptr;
   int64_t attention_workspace_bytes_ = 0;
+  // Recorded forwards by shape key (see Backend::replay_forward); valid while neither the arena
+  // nor the upload buffer moved (their generations at recording time).
+  struct ForwardGraph {
+    cudaGraphExec_t exec = nullptr;
+    Tensor output;
+  };
+  void clear_graphs();
+  bool graphs_enabled_ = true;
+  bool capturing_ = false;
+  std::unordered_map<uint64_t, ForwardGraph> graphs_;
+  std::unordered_set<uint64_t> seen_shapes_;  // run once eagerly: the next one is recorded
+  uint64_t graph_generation_ = 0;             // arena + upload generations the graphs belong to
   std::shared_ptr<void> pinned_;  // host memory of the last to_host_f32 result
   size_t pinned_bytes_ = 0;
-  std::vector<float> inv_freq_host_;
-  float* inv_freq_device_ = nullptr;
+  std::vector<std::pair<std::vector<float>, std::shared_ptr<float>>> frequency_tables_;
 };
 
 }  // namespace drift

@@ -52,6 +52,7 @@ void DeviceArena::reset() {
     block.size = total;
     DRIFT_CUDA(cudaMalloc(&block.data, block.size));
     blocks_.push_back(block);
+    ++generation_;
   }
   current_ = 0;
   offset_ = 0;

@@ -4,6 +4,7 @@
 // the blocks are merged into one, so after the first steps a step allocates nothing (and the
 // addresses repeat from step to step, as CUDA graph replay needs).
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace drift::cuda_backend {
@@ -18,6 +19,8 @@ class DeviceArena {
   void* allocate(size_t bytes);  // 256-byte aligned
   void reset();
   size_t capacity() const;
+  // Changes whenever addresses handed out after a reset may differ from before (blocks merged).
+  uint64_t generation() const { return generation_; }
 
  private:
   struct Block {
@@ -29,6 +32,7 @@ class DeviceArena {
   std::vector<Block> blocks_;
   size_t current_ = 0;  // block being bumped
   size_t offset_ = 0;   // bytes used in it
+  uint64_t generation_ = 0;
 };
 
 }  // namespace drift::cuda_backend

@@ -42,10 +42,22 @@ struct AttentionOffsets {
   int64_t table_stride = 0;
 };
 
-// Block tables are ragged on the host; the device wants [num_seqs, stride].
+// Longest context rounded up to a power of two (at least 256): attention grids and block-table
+// widths come in few sizes, so recorded forwards can be replayed as contexts grow.
+int64_t context_bucket(const AttentionMetadata& meta) {
+  int64_t longest = 0;
+  for (int32_t len : meta.kv_len) longest = std::max<int64_t>(longest, len);
+  int64_t bucket = 256;
+  while (bucket < longest) bucket *= 2;
+  return longest == 0 ? 0 : bucket;
+}
+
+// Block tables are ragged on the host; the device wants [num_seqs, stride], stride covering the
+// bucketed context.
 std::vector<int32_t> pad_tables(const AttentionMetadata& meta, int64_t& stride) {
   stride = 1;
   for (const auto& t : meta.block_tables) stride = std::max<int64_t>(stride, static_cast<int64_t>(t.size()));
+  stride = std::max<int64_t>(1, stride == 1 ? 1 : int64_t{1} << (64 - __builtin_clzll(stride - 1)));
   std::vector<int32_t> flat(std::max<size_t>(meta.block_tables.size(), 1) * stride, 0);
   for (size_t s = 0; s < meta.block_tables.size(); ++s)
     std::copy(meta.block_tables[s].begin(), meta.block_tables[s].end(), flat.begin() + s * stride);
@@ -83,7 +95,7 @@ DeviceAttention device_view(const AttentionMetadata& meta, const AttentionOffset
     d.mask = reinterpret_cast<const uint64_t*>(base + o.mask);
     d.mask_words = meta.mask_words;
   }
-  for (int32_t len : meta.kv_len) d.max_kv_len = std::max<int64_t>(d.max_kv_len, len);
+  d.max_kv_len = context_bucket(meta);
   return d;
 }
 
@@ -94,6 +106,7 @@ ForwardUpload::ForwardUpload() { DRIFT_CUDA(cudaEventCreateWithFlags(&staged_, c
 
 ForwardUpload::~ForwardUpload() {
   if (staged_) cudaEventDestroy(staged_);
+  if (device_) cudaFree(device_);
   if (staging_) cudaFreeHost(staging_);
 }
 
@@ -106,7 +119,7 @@ void ForwardUpload::reserve_staging(size_t bytes) {
   DRIFT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&staging_), staging_bytes_));
 }
 
-void ForwardUpload::upload(const ForwardInputs& inputs, DeviceArena& arena, cudaStream_t stream) {
+void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   inputs_ = inputs;
   Packer packer;
   const size_t tokens = packer.add(span_of(*inputs.tokens));
@@ -118,13 +131,27 @@ void ForwardUpload::upload(const ForwardInputs& inputs, DeviceArena& arena, cuda
 
   reserve_staging(packer.size());
   packer.copy_into(staging_);
-  char* device = static_cast<char*>(arena.allocate(packer.size()));
+  if (packer.size() > device_bytes_) {
+    DRIFT_CUDA(cudaStreamSynchronize(stream));  // queued work may still read the old buffer
+    if (device_) DRIFT_CUDA(cudaFree(device_));
+    device_bytes_ = std::max(packer.size(), 2 * device_bytes_);
+    DRIFT_CUDA(cudaMalloc(&device_, device_bytes_));
+    ++generation_;
+  }
+  char* device = device_;
   DRIFT_CUDA(cudaMemcpyAsync(device, staging_, packer.size(), cudaMemcpyHostToDevice, stream));
   DRIFT_CUDA(cudaEventRecord(staged_, stream));
   tokens_ = reinterpret_cast<const int32_t*>(device + tokens);
   positions_ = reinterpret_cast<const int32_t*>(device + positions);
   logit_rows_ = reinterpret_cast<const int32_t*>(device + rows);
   attention_ = device_view(*inputs.attention, attn, device);
+  const AttentionMetadata& m = *inputs.attention;
+  uint64_t key = 1469598103934665603ull;
+  for (uint64_t v : {uint64_t(inputs.tokens->size()), uint64_t(inputs.logit_rows->size()),
+                     uint64_t(m.block_tables.size()), uint64_t(stride), uint64_t(attention_.max_kv_len),
+                     uint64_t(m.mask.empty() ? 0 : m.mask_words)})
+    key = (key ^ v) * 1099511628211ull;
+  shape_key_ = key;
 }
 
 DeviceAttention ForwardUpload::upload_attention(const AttentionMetadata& meta, DeviceArena& arena,

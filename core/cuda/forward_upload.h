@@ -23,7 +23,7 @@ struct DeviceAttention {
   const int32_t* mask_start = nullptr;    // null when the batch has no tree
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;
-  int64_t max_kv_len = 0;
+  int64_t max_kv_len = 0;                 // bucketed (see forward_upload.cpp)
 };
 
 class ForwardUpload {
@@ -33,8 +33,9 @@ class ForwardUpload {
   ForwardUpload(const ForwardUpload&) = delete;
   ForwardUpload& operator=(const ForwardUpload&) = delete;
 
-  // Uploads `inputs` (device memory from `arena`, valid until its next reset).
-  void upload(const ForwardInputs& inputs, DeviceArena& arena, cudaStream_t stream);
+  // Uploads `inputs` into the upload's own device buffer (the same addresses for the same
+  // shape, as graph replay needs).
+  void upload(const ForwardInputs& inputs, cudaStream_t stream);
   // Uploads one AttentionMetadata on its own (a compute-service call outside a forward).
   DeviceAttention upload_attention(const AttentionMetadata& meta, DeviceArena& arena, cudaStream_t stream);
 
@@ -45,6 +46,12 @@ class ForwardUpload {
   const int32_t* positions() const { return positions_; }
   const int32_t* logit_rows() const { return logit_rows_; }
   const DeviceAttention& attention() const { return attention_; }
+  // Identifies everything a forward's launches depend on besides device memory contents: token
+  // and row counts, sequences, the padded block-table width, the bucketed longest context, the
+  // mask width. Two forwards with one key run identical launches.
+  uint64_t shape_key() const { return shape_key_; }
+  // Changes whenever the device buffer moved (recorded launches point at the old one).
+  uint64_t generation() const { return generation_; }
 
  private:
   void reserve_staging(size_t bytes);
@@ -54,6 +61,10 @@ class ForwardUpload {
   const int32_t* positions_ = nullptr;
   const int32_t* logit_rows_ = nullptr;
   DeviceAttention attention_;
+  uint64_t shape_key_ = 0;
+  uint64_t generation_ = 0;
+  char* device_ = nullptr;  // the forward upload's device copy
+  size_t device_bytes_ = 0;
   char* staging_ = nullptr;  // pinned
   size_t staging_bytes_ = 0;
   cudaEvent_t staged_ = nullptr;  // the last copy out of staging_ has finished

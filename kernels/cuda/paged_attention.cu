@@ -18,7 +18,10 @@
 namespace drift::cuda {
 namespace {
 
-constexpr int kWarps = 4;
+// Warps per block: each walks every kWarps-th position of the chunk (a serial chain of online-
+// softmax updates), so more warps shorten the chain; head_dim 256 keeps 4 for shared memory.
+template <int HEAD_DIM>
+constexpr int kWarpsFor = HEAD_DIM >= 256 ? 4 : 8;
 constexpr int kMaxGroup = 8;  // query heads per block; larger GQA groups span several blocks
 constexpr int kUnroll = 4;    // positions whose K/V loads a warp issues before using them
 
@@ -77,7 +80,9 @@ __device__ __forceinline__ float* partial_base(const PagedAttentionParams& p, co
 }
 
 template <int HEAD_DIM>
-__global__ void __launch_bounds__(kWarps * 32) attention_chunk_kernel(PagedAttentionParams p, SliceLayout s) {
+__global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kernel(PagedAttentionParams p,
+                                                                                  SliceLayout s) {
+  constexpr int kWarps = kWarpsFor<HEAD_DIM>;
   // Small heads (the test models have head_dim 8 to 32) leave lanes >= HEAD_DIM idle.
   constexpr int PER_LANE = HEAD_DIM >= 32 ? HEAD_DIM / 32 : 1;
   constexpr int ACTIVE = HEAD_DIM >= 32 ? 32 : HEAD_DIM;
@@ -230,7 +235,7 @@ void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t s
     const int64_t n = p.tokens - first < slice_queries ? p.tokens - first : slice_queries;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(p.num_kv_heads * blocks_per_kv),
                     static_cast<unsigned>(s.max_chunks));
-    attention_chunk_kernel<HEAD_DIM><<<grid, kWarps * 32, 0, stream>>>(p, s);
+    attention_chunk_kernel<HEAD_DIM><<<grid, kWarpsFor<HEAD_DIM> * 32, 0, stream>>>(p, s);
     attention_merge_kernel<HEAD_DIM><<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(p.num_heads)),
                                        HEAD_DIM < 128 ? 32 : 128, 0, stream>>>(p, s);
   }

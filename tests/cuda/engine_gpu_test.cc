@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <cstdlib>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
@@ -126,25 +127,67 @@ TEST_P(GpuGoldenTest, GreedyTokensEqualExceptAtNearTies) {
               cases_.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Goldens, GpuGoldenTest, ::testing::Values("golden/llama-tiny", "golden/qwen2-tiny",
-                                                                   "golden/qwen3-tiny"),
+INSTANTIATE_TEST_SUITE_P(Goldens, GpuGoldenTest,
+                         ::testing::Values("golden/llama-tiny", "golden/qwen2-tiny", "golden/qwen3-tiny",
+                                           "models/stories260K"),
                          [](const auto& info) {
                            std::string name = info.param;
                            name = name.substr(name.find('/') + 1);
-                           name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
+                           name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return !isalnum(ch); }),
+                                      name.end());
                            return name;
                          });
 
-TEST(GpuStoriesTest, GreedyTextEqualsTheGoldenTextThroughTheBinary) {
+// The README's job on the GPU through the binary: the golden story's text up to the first
+// token where bf16 flips a near-tie (GpuGoldenTest checks that every flip is one), and the
+// binary's text equals the engine's own greedy text (nothing lost between engine and stdout).
+TEST(GpuStoriesTest, BinaryWritesTheEnginesGreedyStory) {
   std::string why;
   if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
   const std::string stories = test::test_data_path("models/stories260K");
+  auto r = test::run_command(test::drift_exe() + " generate --model " + test::shell_quote(stories) +
+                             " --backend cuda --prompt 'Once upon a time' --max-new-tokens 200 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto line = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  const std::vector<int32_t> binary_ids = line["output_ids"];
+
+  EngineConfig c = gpu_config(stories);
+  auto engine = Engine::from_config(c);
+  SamplingParams p;
+  p.max_new_tokens = 200;
+  const auto runs = test::run_batch(*engine, {line["prompt_ids"].get<std::vector<int32_t>>()}, {p});
+  EXPECT_EQ(binary_ids, runs[0].output);
+  EXPECT_EQ(line["text"].get<std::string>(), runs[0].text);
+
   std::ifstream in(stories + "/golden.json");
   const std::string golden = nlohmann::json::parse(in)["cases"][1]["greedy_text"];
-  auto r = test::run_command(test::drift_exe() + " generate --model " + test::shell_quote(stories) +
-                             " --backend cuda --prompt 'Once upon a time' --max-new-tokens 200");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out.substr(0, golden.size()), golden) << r.out;
+  const std::string text = line["text"];
+  const size_t same = std::mismatch(text.begin(), text.end(), golden.begin(), golden.end()).first - text.begin();
+  std::printf("[ metric ] stories260K on cuda: the first %zu of %zu golden characters are identical\n", same,
+              golden.size());
+  EXPECT_GE(same, golden.size() / 2) << text;
+}
+
+// Recorded (CUDA graph) forwards give exactly the tokens of eager forwards, decode and verify.
+TEST(GpuGraphsTest, ReplayedForwardsGiveTheEagerTokens) {
+  std::string why;
+  if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
+  const std::string dir = test::test_data_path("golden/llama-tiny");
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& c : test::load_golden_cases(dir)) prompts.push_back(c.prompt);
+  SamplingParams params;
+  params.max_new_tokens = 48;
+  params.ignore_eos = true;
+  EngineConfig c = gpu_config(dir);
+  c.plugins = {test::ngram_entry(3)};
+  c = test::with_speculation(c, c.plugins[0].name, 8);
+  auto graphed = Engine::from_config(c);
+  const auto with_graphs = test::run_batch(*graphed, prompts, {params});
+  setenv("DRIFT_CUDA_GRAPHS", "0", 1);
+  auto eager_engine = Engine::from_config(c);
+  unsetenv("DRIFT_CUDA_GRAPHS");
+  const auto eager = test::run_batch(*eager_engine, prompts, {params});
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(with_graphs[i].output, eager[i].output) << "prompt " << i;
 }
 
 // Speculation on the GPU: chains must reproduce the plain GPU output exactly (the skinny GEMM
