@@ -11,6 +11,9 @@
 #include <random>
 
 #include "core/cpu_backend.h"
+#ifdef DRIFT_WITH_CUDA
+#include "core/cuda/cuda_backend.h"
+#endif
 #include "support/cuda_device.h"
 #include "support/golden.h"
 
@@ -380,6 +383,28 @@ TEST_F(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
   EXPECT_EQ(rel_error(host(gpu_layers[0].k), cpu_layers[0].k), 0.0);
   EXPECT_EQ(rel_error(host(gpu_layers[0].v), cpu_layers[0].v), 0.0);
 }
+
+#ifdef DRIFT_WITH_CUDA
+// Device argmax (greedy decoding without the logits crossing the bus) picks what the CPU
+// sampler's greedy path picks: the largest logit, the lowest index among equal ones.
+TEST_F(CudaOpsTest, ArgmaxMatchesTheLowestIndexOfTheMaximum) {
+  auto& cuda = static_cast<CudaBackend&>(*gpu_);
+  for (int64_t vocab : {1, 7, 512, 128256}) {
+    Tensor logits = random({6, vocab});
+    float* row = logits.as<float>();
+    if (vocab > 7) {  // a tie in row 1 (index 5 and 700 or the last), a -inf row 2 mixed in
+      const int64_t late = std::min<int64_t>(700, vocab - 1);
+      row[vocab + 5] = row[vocab + late] = 100.0f;
+      for (int64_t i = 0; i < vocab; ++i) row[2 * vocab + i] = i % 3 ? -INFINITY : -1.0f;
+    }
+    std::vector<int32_t> expected;
+    for (int64_t r = 0; r < 6; ++r)
+      expected.push_back(static_cast<int32_t>(std::max_element(row + r * vocab, row + (r + 1) * vocab) - (row + r * vocab)));
+    Tensor dev = f32_on_gpu(logits);
+    EXPECT_EQ(cuda.argmax(dev), expected) << "vocab " << vocab;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace drift
