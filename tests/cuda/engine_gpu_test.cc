@@ -43,6 +43,14 @@ std::vector<int32_t> top_k(const float* row, int64_t vocab, int k) {
   return idx;
 }
 
+// "golden/llama-tiny" -> "llamatiny": the test-name suffix of a model folder.
+std::string model_test_name(const ::testing::TestParamInfo<const char*>& info) {
+  std::string name = info.param;
+  name = name.substr(name.find('/') + 1);
+  name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return !isalnum(ch); }), name.end());
+  return name;
+}
+
 bool contains(const std::vector<int32_t>& v, int32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 class GpuGoldenTest : public ::testing::TestWithParam<const char*> {
@@ -130,13 +138,7 @@ TEST_P(GpuGoldenTest, GreedyTokensEqualExceptAtNearTies) {
 INSTANTIATE_TEST_SUITE_P(Goldens, GpuGoldenTest,
                          ::testing::Values("golden/llama-tiny", "golden/qwen2-tiny", "golden/qwen3-tiny",
                                            "models/stories260K"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           name = name.substr(name.find('/') + 1);
-                           name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return !isalnum(ch); }),
-                                      name.end());
-                           return name;
-                         });
+                         model_test_name);
 
 // The README's job on the GPU through the binary: the golden story's text up to the first
 // token where bf16 flips a near-tie (GpuGoldenTest checks that every flip is one), and the
@@ -246,13 +248,7 @@ TEST_P(GpuSpeculationTest, SpeculativeOutputEqualsPlainOutput) {
 INSTANTIATE_TEST_SUITE_P(Models, GpuSpeculationTest,
                          ::testing::Values("models/stories260K", "golden/llama-tiny", "golden/qwen2-tiny",
                                            "golden/qwen3-tiny"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           name = name.substr(name.find('/') + 1);
-                           name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return !isalnum(ch); }),
-                                      name.end());
-                           return name;
-                         });
+                         model_test_name);
 
 }  // namespace
 }  // namespace drift
