@@ -107,6 +107,8 @@ void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& schedule
 }
 
 void EnginePlugins::after_commit(const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted) {
+  // Rows only address captured hidden states: without capture layers there is nothing to keep.
+  if (state_.capture_layers().empty()) return;
   std::vector<int32_t> rows;  // row i of the reordered capture = old row rows[i]
   bool moved = false;
   for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
@@ -121,7 +123,7 @@ void EnginePlugins::after_commit(const SchedulerOutput& scheduled, const std::ve
     }
     state_.keep_rows(chunk.seq->id, 1 + static_cast<int64_t>(accepted[c].size()));
   }
-  if (moved && !state_.capture_layers().empty()) executor_.reorder_captured(rows);
+  if (moved) executor_.reorder_captured(rows);
 }
 
 std::vector<DraftTree> EnginePlugins::propose(int64_t step, std::span<const DraftRequest> requests) {
