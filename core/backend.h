@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sampling_params.h"
 #include "core/tensor.h"
 
 namespace drift {
@@ -42,6 +43,14 @@ struct ForwardInputs {
   const std::vector<int32_t>* positions = nullptr;
   const AttentionMetadata* attention = nullptr;
   const std::vector<int32_t>* logit_rows = nullptr;
+};
+
+// How one logit row becomes a token, exactly as plain decoding picks it (core/sampler.h): the
+// request's sampling settings, its seed and the index in the output of the token picked.
+struct RowSampling {
+  SamplingParams params;
+  uint64_t seed = 0;
+  uint64_t output_index = 0;
 };
 
 class Backend {
@@ -77,6 +86,15 @@ class Backend {
   virtual Tensor to_host_f32(const Tensor& t) = 0;
   // Waits for all queued work (timing; a device backend runs ops asynchronously).
   virtual void synchronize() {}
+  // The stream device work is ordered on, handed to plugin hooks (nullptr on the CPU).
+  virtual void* stream_handle() { return nullptr; }
+  // dst = src converted to dst's dtype (same number of elements; same device).
+  virtual void convert(const Tensor& src, Tensor& dst);
+
+  // For each row of fp32 logits [rows.size(), vocab] the token sample_token (core/sampler.h)
+  // picks with that row's settings: only the picks cross to the host. The default reads the
+  // logits back and samples on the host.
+  virtual std::vector<int32_t> pick_tokens(const Tensor& logits, std::span<const RowSampling> rows);
 
   // Ops. Shapes: x [rows, cols] unless stated; outputs are preallocated by the caller.
   virtual void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) = 0;
@@ -104,6 +122,20 @@ class Backend {
   virtual void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) = 0;
   // dst = src, same shape and dtype (e.g. capturing a layer's hidden states).
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
+  // --- the plugin compute services' own ops (drift/plugin.h); a backend without them refuses ---
+  // out = silu(gate) * up, elementwise (out may be gate or up).
+  virtual void silu_mul_pair(const Tensor& gate, const Tensor& up, Tensor& out);
+  // out = softmax over the last dimension of x / temperature (out may be x).
+  virtual void softmax(const Tensor& x, float temperature, Tensor& out);
+  // The k largest of each row of x [rows, v], descending, ties by lowest index, NaN last:
+  // values F32 [rows, k], indices I32 [rows, k].
+  virtual void top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indices);
+  // For page pages[i] of `keys` ([slots, kv_heads, head_dim], block_size slots a page): the
+  // elementwise max / min over its first filled[i] (>= 1) slots into kmax / kmin F32
+  // [pages, kv_heads, head_dim].
+  virtual void key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
+                           int64_t block_size, Tensor& kmax, Tensor& kmin);
+
   // Copies KV page `src` to `dst` in every layer (copy-on-write).
   virtual void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) = 0;
   // Moves KV slot src[i] to dst[i] in every layer, in order (speculation's commit compaction).

@@ -27,6 +27,11 @@ class CpuBackend final : public Backend {
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
   void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
   void copy(const Tensor& src, Tensor& dst) override;
+  void silu_mul_pair(const Tensor& gate, const Tensor& up, Tensor& out) override;
+  void softmax(const Tensor& x, float temperature, Tensor& out) override;
+  void top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indices) override;
+  void key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
+                   int64_t block_size, Tensor& kmax, Tensor& kmin) override;
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
   void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) override;
 };

@@ -50,8 +50,9 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
   // An engine around a bare executor (tests) has no backend: it computes in fp32 on the CPU.
   const Device device = backend_ ? backend_->device() : Device::CPU;
   const DType dtype = backend_ ? backend_->compute_dtype() : DType::F32;
+  void* stream = backend_ ? backend_->stream_handle() : nullptr;
   plugins_ = std::make_unique<EnginePlugins>(
-      config, model, EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype}, install_services);
+      config, model, EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype, stream}, install_services);
   scheduler_->set_observer(plugins_.get());
 }
 
@@ -164,7 +165,21 @@ ForwardBatch Engine::build_batch(const SchedulerOutput& scheduled) const {
   return build_forward_batch(scheduled, *kv_);
 }
 
-void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& logits) {
+// The rows each chunk wants picked, in logit-row order: its root, then its draft nodes.
+Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled) {
+  const ForwardBatch batch = build_batch(scheduled);
+  if (options_.speculation.custom_acceptance) return {{}, executor_->forward(batch)};
+  std::vector<RowSampling> rows;
+  for (const ScheduledChunk& chunk : scheduled.chunks) {
+    if (!chunk.wants_logits) continue;
+    const Sequence& seq = *chunk.seq;
+    for (RowSampling& row : pick_rows(chunk.draft, seq.params, seq.seed, seq.output.size()))
+      rows.push_back(std::move(row));
+  }
+  return {executor_->forward_picks(batch, rows), Tensor()};
+}
+
+void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutput& output) {
   const int64_t vocab = executor_->vocab_size();
   int64_t row = 0;
   std::vector<std::vector<int32_t>> accepted(scheduled.chunks.size());  // per chunk: nodes kept
@@ -180,10 +195,15 @@ void Engine::process_results(const SchedulerOutput& scheduled, const Tensor& log
       if (plugins_) plugins_->offer_full_pages(seq);
       continue;
     }
-    const float* rows = logits.as<float>() + row * vocab;
+    const int64_t first_row = row;
     row += 1 + drafted;
-    // With an empty draft the rule samples the one token plain decoding samples.
-    accepted[c] = commit(seq, chunk, options_.speculation.acceptance(chunk.draft, rows, vocab, seq.params, seq.seed, seq.output.size()));
+    // With an empty draft the walk takes the one token plain decoding samples.
+    const AcceptedPath path =
+        output.logits.empty()
+            ? accept_picked(chunk.draft, std::span<const int32_t>(output.picks).subspan(first_row, 1 + drafted))
+            : options_.speculation.acceptance(chunk.draft, output.logits.as<float>() + first_row * vocab, vocab,
+                                              seq.params, seq.seed, seq.output.size());
+    accepted[c] = commit(seq, chunk, path);
   }
   if (plugins_) plugins_->after_commit(scheduled, accepted);
 }
@@ -242,11 +262,11 @@ std::vector<RequestOutput> Engine::step() {
   if (!scheduled.chunks.empty()) {
     if (plugins_) plugins_->before_forward(metrics_.steps, scheduled);
     const auto start = Clock::now();
-    Tensor logits = executor_->forward(build_batch(scheduled));
+    const TargetOutput output = run_target(scheduled);
     metrics_.forward_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     if (plugins_) plugins_->after_forward(scheduled);
     metrics_.steps++;
-    process_results(scheduled, logits);
+    process_results(scheduled, output);
     propose_drafts();  // the next step verifies them as lookahead tokens
   }
   if (options_.check_kv_integrity) kv_->check_integrity();

@@ -46,8 +46,10 @@ struct SpeculationOptions {
   int64_t max_draft_tokens = 0;  // draft nodes per sequence and step ([speculative] max_draft_tokens)
   int64_t max_depth = 0;         // 0: no limit beyond what the request can still commit
   // accept_draft, the lossless rule. Tests put deliberately wrong rules here to prove that the
-  // statistical test of losslessness catches them; nothing else should.
+  // statistical test of losslessness catches them; nothing else should. With the default rule
+  // the engine runs its equivalent, accept_picked, over picks made where the logits are.
   AcceptanceRule acceptance = accept_draft;
+  bool custom_acceptance = false;  // set with `acceptance`: the logits come to the host for it
 };
 
 struct EngineOptions {
@@ -106,7 +108,10 @@ class Engine {
   EnginePlugins* plugins() { return plugins_.get(); }
   // Replaces the acceptance rule (SpeculationOptions::acceptance): for tests that prove the
   // losslessness tests catch broken rules.
-  void set_acceptance_rule(AcceptanceRule rule) { options_.speculation.acceptance = std::move(rule); }
+  void set_acceptance_rule(AcceptanceRule rule) {
+    options_.speculation.acceptance = std::move(rule);
+    options_.speculation.custom_acceptance = true;
+  }
 
   // Set by from_config; null for engines built around a bare executor.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
@@ -118,7 +123,14 @@ class Engine {
   void setup_speculation(Sequence& seq);
   ForwardBatch build_batch(const SchedulerOutput& scheduled) const;
   SchedulerOutput schedule_step();
-  void process_results(const SchedulerOutput& scheduled, const Tensor& logits);
+  // What the target forward returned: each logit row's pick, or (for a custom acceptance rule)
+  // the host logits.
+  struct TargetOutput {
+    std::vector<int32_t> picks;
+    Tensor logits;
+  };
+  TargetOutput run_target(const SchedulerOutput& scheduled);
+  void process_results(const SchedulerOutput& scheduled, const TargetOutput& output);
   // The update step (engine_commit.cpp): commits what a chunk's forward produced; returns the
   // draft nodes whose tokens (and KV) were kept.
   std::vector<int32_t> commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path);

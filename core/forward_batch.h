@@ -25,6 +25,10 @@ class ModelExecutor {
   virtual int64_t vocab_size() const = 0;
   // Host fp32 logits [logit_rows.size(), vocab].
   virtual Tensor forward(const ForwardBatch& batch) = 0;
+  // The token each logit row picks (rows[i] for logit row i; Backend::pick_tokens): a device
+  // executor samples where the logits are, so only the picks cross to the host. The default
+  // samples the host logits of forward().
+  virtual std::vector<int32_t> forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows);
   // Copies the KV contents of one page to another (copy-on-write support).
   virtual void copy_page(int32_t src, int32_t dst) = 0;
   // Moves the KV of slot src[i] to dst[i], in order (compaction after a verified draft tree).

@@ -91,10 +91,8 @@ void ModelRunner::reorder_captured(const std::vector<int32_t>& rows) {
   }
 }
 
-// The residual stream x stays fp32 across layers; each block reads it through a fused
-// add + RMSNorm (x += previous block's output; h = norm(x)), so the norm after the last layer
-// is the final norm.
-Tensor ModelRunner::forward(const ForwardBatch& batch) {
+template <typename Read>
+auto ModelRunner::run_forward(const ForwardBatch& batch, Read read) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");
   backend_.begin_forward({&batch.tokens, &batch.positions, &batch.attention, &batch.logit_rows});
@@ -102,19 +100,32 @@ Tensor ModelRunner::forward(const ForwardBatch& batch) {
     Backend& backend;
     ~EndForward() { backend.end_forward(); }
   } end_forward{backend_};
-  if (batch.logit_rows.empty()) {
-    run_layers(batch);
-    return Tensor::zeros({0, config_.vocab_size});
-  }
   // Small forwards (decode, verification) are where launch overhead shows: the backend may replay
   // a recorded graph of them. Captured hidden states need a fresh allocation each step: no graph.
-  const bool graphable = captured_.empty() && t <= kMaxGraphTokens;
+  const bool graphable = !batch.logit_rows.empty() && captured_.empty() && t <= kMaxGraphTokens;
   if (graphable)
-    if (std::optional<Tensor> logits = backend_.replay_forward()) return backend_.to_host_f32(*logits);
+    if (std::optional<Tensor> logits = backend_.replay_forward()) return read(*logits);
   const bool capturing = graphable && backend_.begin_forward_capture();
   Tensor logits = run_layers(batch);
   if (capturing) backend_.end_forward_capture(logits);
-  return backend_.to_host_f32(logits);
+  return read(logits);
+}
+
+// The residual stream x stays fp32 across layers; each block reads it through a fused
+// add + RMSNorm (x += previous block's output; h = norm(x)), so the norm after the last layer
+// is the final norm.
+Tensor ModelRunner::forward(const ForwardBatch& batch) {
+  return run_forward(batch, [&](const Tensor& logits) {
+    return logits.empty() ? Tensor::zeros({0, config_.vocab_size}) : backend_.to_host_f32(logits);
+  });
+}
+
+std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows) {
+  DRIFT_CHECK(rows.size() == batch.logit_rows.size(), "{} sampling settings for {} logit rows", rows.size(),
+              batch.logit_rows.size());
+  return run_forward(batch, [&](const Tensor& logits) {
+    return logits.empty() ? std::vector<int32_t>() : backend_.pick_tokens(logits, rows);
+  });
 }
 
 Tensor ModelRunner::run_layers(const ForwardBatch& batch) {

@@ -19,6 +19,7 @@ class ModelRunner final : public ModelExecutor {
 
   int64_t vocab_size() const override { return config_.vocab_size; }
   Tensor forward(const ForwardBatch& batch) override;
+  std::vector<int32_t> forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows) override;
   void copy_page(int32_t src, int32_t dst) override;
   void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override;
   void set_capture_layers(std::vector<int32_t> layers) override;
@@ -38,6 +39,9 @@ class ModelRunner final : public ModelExecutor {
   LayerScratch layer_scratch(int64_t tokens);
   // The layers and the head: device logits [logit_rows, vocab] (empty without logit rows).
   Tensor run_layers(const ForwardBatch& batch);
+  // run_layers, or the replay of its recording: `read` gets the device logits before the forward ends.
+  template <typename Read>
+  auto run_forward(const ForwardBatch& batch, Read read);
   // Forwards up to this size may be graph-replayed (measured: larger ones, which go through cuBLASLt,
   // ran slower replayed than eager on the H100).
   static constexpr int64_t kMaxGraphTokens = 32;

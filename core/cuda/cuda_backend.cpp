@@ -7,6 +7,7 @@
 
 #include "core/cuda/bf16_host.h"
 #include "core/cuda/cuda_check.h"
+#include "core/cuda/tensor_kind.h"
 #include "core/error.h"
 #include "kernels/cuda/ops.h"
 
@@ -14,22 +15,9 @@ namespace drift {
 namespace {
 
 using cuda::ElemType;
-
-ElemType elem_type(const Tensor& t) {
-  if (t.dtype() == DType::F32) return ElemType::F32;
-  if (t.dtype() == DType::BF16) return ElemType::BF16;
-  fail("the CUDA backend computes on float32 or bfloat16 tensors, got {}", dtype_name(t.dtype()));
-}
-
-void expect_dtype(const Tensor& t, DType dtype, const char* what) {
-  DRIFT_CHECK(t.dtype() == dtype, "CUDA backend: {} must be {}, got {} {}", what, dtype_name(dtype),
-              dtype_name(t.dtype()), t.shape_string());
-}
-
-void expect_device(const Tensor& t, const char* what) {
-  DRIFT_CHECK(t.empty() || t.device() == Device::CUDA, "CUDA backend: {} {} is not on the GPU", what,
-              t.shape_string());
-}
+using cuda_backend::elem_type;
+using cuda_backend::expect_device;
+using cuda_backend::expect_dtype;
 
 constexpr int64_t kAttentionWorkspaceBytes = int64_t{256} << 20;
 

@@ -54,6 +54,14 @@ class CudaBackend final : public Backend {
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
   void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
   void copy(const Tensor& src, Tensor& dst) override;
+  void silu_mul_pair(const Tensor& gate, const Tensor& up, Tensor& out) override;
+  void softmax(const Tensor& x, float temperature, Tensor& out) override;
+  void top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indices) override;
+  void key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
+                   int64_t block_size, Tensor& kmax, Tensor& kmin) override;
+  void convert(const Tensor& src, Tensor& dst) override;
+  std::vector<int32_t> pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) override;
+  void* stream_handle() override { return stream_; }
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
   void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) override;
 
@@ -65,6 +73,13 @@ class CudaBackend final : public Backend {
  private:
   Tensor host_result(const std::vector<int64_t>& shape);
   const int32_t* device_ints(const std::vector<int32_t>& host);
+  template <typename T>
+  T* device_copy(std::span<const T> host);  // arena copy, ordered on the stream
+  // The columns of each fp32 row by descending value (the host sampler's order), in the arena.
+  const int32_t* sorted_columns(const float* x, int64_t rows, int64_t cols);
+  // x itself when it is fp32, else an fp32 copy in the arena.
+  const float* as_f32(const Tensor& x);
+  std::vector<int32_t> read_ints(const int32_t* device, int64_t count);
   const float* device_floats(const std::vector<float>& host);
   const cuda_backend::DeviceAttention& device_attention(const AttentionMetadata& meta);
 

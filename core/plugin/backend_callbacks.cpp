@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -27,51 +28,99 @@ namespace {
 
 using namespace tensor_checks;
 
+// What a backend's services accept: tensors on its device; activations in its compute dtype, and
+// fp32 where an op reads or writes either; index tensors (ids, positions) on the host or the
+// device.
+struct Rules {
+  Backend& backend;
+  int32_t device;      // DRIFT_DEVICE_*
+  int32_t activation;  // DRIFT_DTYPE_* of the backend's compute dtype
+
+  DTypeSet act() const { return DTypeSet(activation); }
+  DTypeSet act_or_f32() const { return DTypeSet(activation, DRIFT_DTYPE_F32); }
+  const drift_tensor_t& tensor(const char* name, const drift_tensor_t* t, DTypeSet dtypes) const {
+    return checked(name, t, device, dtypes);
+  }
+  const drift_tensor_t& index(const char* name, const drift_tensor_t* t) const {
+    if (t && t->device != DRIFT_DEVICE_CPU) return checked(name, t, device, DTypeSet(DRIFT_DTYPE_I32));
+    return checked(name, t, DRIFT_DEVICE_CPU, DTypeSet(DRIFT_DTYPE_I32));
+  }
+};
+
+DType dtype_of(int32_t dtype) {
+  switch (dtype) {
+    case DRIFT_DTYPE_F32: return DType::F32;
+    case DRIFT_DTYPE_F16: return DType::F16;
+    case DRIFT_DTYPE_BF16: return DType::BF16;
+    default: return DType::I32;
+  }
+}
+
 // Zero-copy views for the Backend methods.
 std::vector<int64_t> dims(const drift_tensor_t& t) { return {t.shape, t.shape + t.ndim}; }
 Tensor view(const drift_tensor_t& t, std::vector<int64_t> shape) {
-  return Tensor::wrap(t.data, std::move(shape), t.dtype == DRIFT_DTYPE_I32 ? DType::I32 : DType::F32,
-                      Device::CPU, nullptr);
+  return Tensor::wrap(t.data, std::move(shape), dtype_of(t.dtype),
+                      t.device == DRIFT_DEVICE_CPU ? Device::CPU : Device::CUDA, nullptr);
 }
 Tensor view(const drift_tensor_t& t) { return view(t, dims(t)); }
 
-float* f32(const drift_tensor_t& t) { return static_cast<float*>(t.data); }
-const int32_t* i32(const drift_tensor_t& t) { return static_cast<const int32_t*>(t.data); }
+// An index tensor's values on the host (read back from the device when it lives there).
+std::vector<int32_t> host_ints(Backend& backend, const drift_tensor_t& t) {
+  const auto n = static_cast<size_t>(tensor_numel(t));
+  std::vector<int32_t> out(n);
+  if (n == 0) return out;
+  if (t.device == DRIFT_DEVICE_CPU) {
+    std::memcpy(out.data(), t.data, n * sizeof(int32_t));
+  } else {
+    Tensor host = Tensor::wrap(out.data(), {static_cast<int64_t>(n)}, DType::I32, Device::CPU, nullptr);
+    backend.copy(view(t), host);
+  }
+  return out;
+}
+
+// A view of x in the backend's compute dtype: x itself, or a converted scratch copy.
+Tensor in_compute_dtype(Backend& backend, const drift_tensor_t& x) {
+  Tensor v = view(x);
+  if (v.dtype() == backend.compute_dtype()) return v;
+  Tensor converted = backend.scratch(v.shape(), backend.compute_dtype());
+  backend.convert(v, converted);
+  return converted;
+}
 
 // ---- the primitives --------------------------------------------------------------------------
 
-drift_status_t embedding(Backend& backend, const drift_tensor_t* table_arg, const drift_tensor_t* ids_arg,
+drift_status_t embedding(const Rules& rules, const drift_tensor_t* table_arg, const drift_tensor_t* ids_arg,
                          drift_tensor_t* out_arg) {
-  const auto& table = checked("table", table_arg, DRIFT_DTYPE_F32);
-  const auto& ids = checked("ids", ids_arg, DRIFT_DTYPE_I32);
-  const auto& out = checked("out", out_arg, DRIFT_DTYPE_F32);
+  const auto& table = rules.tensor("table", table_arg, rules.act());
+  const auto& ids = rules.index("ids", ids_arg);
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
   expect_shape("table", table, {-1, -1}, "[vocab, dim]");
   expect_shape("ids", ids, {-1}, "[n]");
   const int64_t vocab = table.shape[0], dim = table.shape[1], n = ids.shape[0];
   expect_shape("out", out, {n, dim}, "[n, dim] for ids [n] and table [vocab, dim]");
   expect_disjoint("out", out, "table", table, false);
   expect_disjoint("out", out, "ids", ids, false);
-  std::vector<int32_t> id_list(i32(ids), i32(ids) + n);
+  std::vector<int32_t> id_list = host_ints(rules.backend, ids);
   for (int64_t i = 0; i < n; ++i)
     if (id_list[i] < 0 || id_list[i] >= vocab)
       invalid("ids[{}] = {} is outside the table's {} rows", i, id_list[i], vocab);
   Tensor out_view = view(out);
-  backend.embedding(view(table), id_list, out_view);
+  rules.backend.embedding(view(table), id_list, out_view);
   return DRIFT_OK;
 }
 
-drift_status_t gemm(Backend& backend, const drift_tensor_t* x_arg, const drift_tensor_t* w_arg,
+drift_status_t gemm(const Rules& rules, const drift_tensor_t* x_arg, const drift_tensor_t* w_arg,
                     const drift_tensor_t* bias_arg, drift_tensor_t* out_arg) {
-  const auto& x = checked("x", x_arg, DRIFT_DTYPE_F32);
-  const auto& w = checked("w", w_arg, DRIFT_DTYPE_F32);
-  const auto& out = checked("out", out_arg, DRIFT_DTYPE_F32);
+  const auto& x = rules.tensor("x", x_arg, rules.act_or_f32());
+  const auto& w = rules.tensor("w", w_arg, rules.act());
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
   expect_shape("x", x, {-1, -1}, "[m, k]");
   expect_shape("w", w, {-1, x.shape[1]}, "[n, k] for x [m, k]");
   const int64_t m = x.shape[0], n = w.shape[0];
   expect_shape("out", out, {m, n}, "[m, n] for x [m, k] and w [n, k]");
   Tensor bias_view;
   if (bias_arg) {
-    const auto& bias = checked("bias", bias_arg, DRIFT_DTYPE_F32);
+    const auto& bias = rules.tensor("bias", bias_arg, rules.act());
     expect_shape("bias", bias, {n}, "[n] for w [n, k]");
     expect_disjoint("out", out, "bias", bias, false);
     bias_view = view(bias);
@@ -79,15 +128,15 @@ drift_status_t gemm(Backend& backend, const drift_tensor_t* x_arg, const drift_t
   expect_disjoint("out", out, "x", x, false);
   expect_disjoint("out", out, "w", w, false);
   Tensor out_view = view(out);
-  backend.linear(view(x), view(w), bias_view, out_view);
+  rules.backend.linear(in_compute_dtype(rules.backend, x), view(w), bias_view, out_view);
   return DRIFT_OK;
 }
 
-drift_status_t rms_norm(Backend& backend, const drift_tensor_t* x_arg, const drift_tensor_t* weight_arg,
+drift_status_t rms_norm(const Rules& rules, const drift_tensor_t* x_arg, const drift_tensor_t* weight_arg,
                         float eps, drift_tensor_t* out_arg) {
-  const auto& x = checked("x", x_arg, DRIFT_DTYPE_F32);
-  const auto& weight = checked("weight", weight_arg, DRIFT_DTYPE_F32);
-  const auto& out = checked("out", out_arg, DRIFT_DTYPE_F32);
+  const auto& x = rules.tensor("x", x_arg, rules.act_or_f32());
+  const auto& weight = rules.tensor("weight", weight_arg, rules.act());
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
   if (x.ndim < 1 || last_dim(x) == 0) invalid("x has shape {}, expected [..., dim] with dim > 0", shape_of(x));
   expect_shape("weight", weight, {last_dim(x)}, "[dim] for x [..., dim]");
   expect_same_shape("out", out, "x", x);
@@ -95,63 +144,56 @@ drift_status_t rms_norm(Backend& backend, const drift_tensor_t* x_arg, const dri
   expect_disjoint("out", out, "x", x, true);
   expect_disjoint("out", out, "weight", weight, false);
   Tensor out_view = view(out);
-  backend.rms_norm(view(x), view(weight), eps, out_view);
+  rules.backend.rms_norm(view(x), view(weight), eps, out_view);
   return DRIFT_OK;
 }
 
-drift_status_t rope(Backend& backend, const RopeFrequencies& freqs, drift_tensor_t* x_arg,
+drift_status_t rope(const Rules& rules, const RopeFrequencies& freqs, drift_tensor_t* x_arg,
                     const drift_tensor_t* positions_arg) {
-  const auto& x = checked("x", x_arg, DRIFT_DTYPE_F32);
-  const auto& positions = checked("positions", positions_arg, DRIFT_DTYPE_I32);
+  const auto& x = rules.tensor("x", x_arg, rules.act());
+  const auto& positions = rules.index("positions", positions_arg);
   const int64_t head_dim = static_cast<int64_t>(freqs.inv_freq.size()) * 2;
   expect_shape("x", x, {-1, -1, head_dim}, "[n, heads, head_dim] with the target model's head_dim");
   expect_shape("positions", positions, {x.shape[0]}, "[n] for x [n, heads, head_dim]");
   expect_disjoint("x", x, "positions", positions, false);
-  std::vector<int32_t> pos(i32(positions), i32(positions) + positions.shape[0]);
+  std::vector<int32_t> pos = host_ints(rules.backend, positions);
   Tensor x_view = view(x);
-  backend.rope(x_view, pos, freqs.inv_freq, freqs.attention_scale);
+  rules.backend.rope(x_view, pos, freqs.inv_freq, freqs.attention_scale);
   return DRIFT_OK;
 }
 
-drift_status_t silu_mul(const drift_tensor_t* gate_arg, const drift_tensor_t* up_arg, drift_tensor_t* out_arg) {
-  const auto& gate = checked("gate", gate_arg, DRIFT_DTYPE_F32);
-  const auto& up = checked("up", up_arg, DRIFT_DTYPE_F32);
-  const auto& out = checked("out", out_arg, DRIFT_DTYPE_F32);
+drift_status_t silu_mul(const Rules& rules, const drift_tensor_t* gate_arg, const drift_tensor_t* up_arg,
+                        drift_tensor_t* out_arg) {
+  const auto& gate = rules.tensor("gate", gate_arg, rules.act_or_f32());
+  const auto& up = rules.tensor("up", up_arg, rules.act_or_f32());
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
   expect_same_shape("up", up, "gate", gate);
   expect_same_shape("out", out, "gate", gate);
   expect_disjoint("out", out, "gate", gate, true);
   expect_disjoint("out", out, "up", up, true);
-  // Backend::silu_mul wants a fused [rows, 2 * inter] gate|up; separate tensors are combined
-  // elementwise here with the kernel's formula (kernels/cpu/activation.cpp), in place safely.
-  const float* g = f32(gate);
-  const float* u = f32(up);
-  float* o = f32(out);
-  const int64_t n = tensor_numel(gate);
-  for (int64_t i = 0; i < n; ++i) o[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  Tensor out_view = view(out);
+  rules.backend.silu_mul_pair(view(gate), view(up), out_view);
   return DRIFT_OK;
 }
 
-drift_status_t softmax(const drift_tensor_t* x_arg, float temperature, drift_tensor_t* out_arg) {
-  const auto& x = checked("x", x_arg, DRIFT_DTYPE_F32);
-  const auto& out = checked("out", out_arg, DRIFT_DTYPE_F32);
+drift_status_t softmax(const Rules& rules, const drift_tensor_t* x_arg, float temperature, drift_tensor_t* out_arg) {
+  const auto& x = rules.tensor("x", x_arg, rules.act_or_f32());
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
   if (x.ndim < 1 || last_dim(x) == 0) invalid("x has shape {}, expected [..., v] with v > 0", shape_of(x));
   expect_same_shape("out", out, "x", x);
   if (!(temperature > 0.0f) || !std::isfinite(temperature))
     invalid("temperature = {} must be finite and > 0", temperature);
   expect_disjoint("out", out, "x", x, true);
-  const int64_t n = tensor_numel(x);
-  const float* in = f32(x);
-  float* o = f32(out);
-  for (int64_t i = 0; i < n; ++i) o[i] = in[i] / temperature;
-  cpu::softmax(o, leading_numel(x), last_dim(x));
+  Tensor out_view = view(out);
+  rules.backend.softmax(view(x), temperature, out_view);
   return DRIFT_OK;
 }
 
-drift_status_t top_k(const drift_tensor_t* x_arg, int32_t k, drift_tensor_t* values_arg,
+drift_status_t top_k(const Rules& rules, const drift_tensor_t* x_arg, int32_t k, drift_tensor_t* values_arg,
                      drift_tensor_t* indices_arg) {
-  const auto& x = checked("x", x_arg, DRIFT_DTYPE_F32);
-  const auto& values = checked("values", values_arg, DRIFT_DTYPE_F32);
-  const auto& indices = checked("indices", indices_arg, DRIFT_DTYPE_I32);
+  const auto& x = rules.tensor("x", x_arg, rules.act_or_f32());
+  const auto& values = rules.tensor("values", values_arg, DTypeSet(DRIFT_DTYPE_F32));
+  const auto& indices = rules.tensor("indices", indices_arg, DTypeSet(DRIFT_DTYPE_I32));
   expect_shape("x", x, {-1, -1}, "[n, v]");
   const int64_t rows = x.shape[0], v = x.shape[1];
   if (k < 1 || k > v) invalid("k = {} must be in 1..{} for x {}", k, v, shape_of(x));
@@ -161,25 +203,8 @@ drift_status_t top_k(const drift_tensor_t* x_arg, int32_t k, drift_tensor_t* val
   expect_disjoint("values", values, "x", x, false);
   expect_disjoint("indices", indices, "x", x, false);
   expect_disjoint("indices", indices, "values", values, false);
-  // Descending by value, ties by lowest index; NaN ranks below every number (a total order,
-  // as std::partial_sort requires).
-  std::vector<int32_t> order(v);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = f32(x) + r * v;
-    std::iota(order.begin(), order.end(), 0);
-    auto before = [row](int32_t a, int32_t b) {
-      const float va = row[a], vb = row[b];
-      const bool na = std::isnan(va), nb = std::isnan(vb);
-      if (na != nb) return nb;
-      if (!na && va != vb) return va > vb;
-      return a < b;
-    };
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
-    for (int32_t j = 0; j < k; ++j) {
-      f32(values)[r * k + j] = row[order[j]];
-      static_cast<int32_t*>(indices.data)[r * k + j] = order[j];
-    }
-  }
+  Tensor values_view = view(values), indices_view = view(indices);
+  rules.backend.top_k(view(x), k, values_view, indices_view);
   return DRIFT_OK;
 }
 
@@ -192,13 +217,13 @@ struct PagedSource {
   int64_t num_tokens = 0;
 };
 
-drift_status_t attention(Backend& backend, const std::optional<EngineKvAccess>& engine_kv,
+drift_status_t attention(const Rules& rules, const std::optional<EngineKvAccess>& engine_kv,
                          const drift_attention_args_t* args) {
   if (!args) invalid("args is NULL");
   if (args->struct_size < offsetof(drift_attention_args_t, out) + sizeof(args->out))
     invalid("args->struct_size = {} is smaller than drift_attention_args_t of ABI 1.0", args->struct_size);
-  const auto& q = checked("args->q", args->q, DRIFT_DTYPE_F32);
-  const auto& out = checked("args->out", args->out, DRIFT_DTYPE_F32);
+  const auto& q = rules.tensor("args->q", args->q, rules.act());
+  const auto& out = rules.tensor("args->out", args->out, rules.act());
   expect_shape("args->q", q, {-1, -1, -1}, "[n_q, num_heads, head_dim]");
   expect_same_shape("args->out", out, "args->q", q);
   expect_disjoint("args->out", out, "args->q", q, false);
@@ -209,10 +234,12 @@ drift_status_t attention(Backend& backend, const std::optional<EngineKvAccess>& 
   if (args->num_pages < 0) invalid("args->num_pages = {} is negative", args->num_pages);
 
   const int32_t* q_pos = nullptr;
+  std::vector<int32_t> q_pos_values;
   if (args->q_positions) {
-    const auto& p = checked("args->q_positions", args->q_positions, DRIFT_DTYPE_I32);
+    const auto& p = rules.index("args->q_positions", args->q_positions);
     expect_shape("args->q_positions", p, {n_q}, "[n_q] for q [n_q, num_heads, head_dim]");
-    q_pos = i32(p);
+    q_pos_values = host_ints(rules.backend, p);
+    q_pos = q_pos_values.data();
   } else if (!args->mask) {
     invalid("args->q_positions is NULL and there is no mask (causal attention needs positions)");
   }
@@ -228,8 +255,8 @@ drift_status_t attention(Backend& backend, const std::optional<EngineKvAccess>& 
   if (args->k || args->v) {
     if (!args->k || !args->v) invalid("args->k and args->v must both be set (dense) or both NULL (paged)");
     if (args->num_pages > 0) invalid("args->num_pages = {} with dense args->k/v (pages are for paged KV)", args->num_pages);
-    const auto& k = checked("args->k", args->k, DRIFT_DTYPE_F32);
-    const auto& v = checked("args->v", args->v, DRIFT_DTYPE_F32);
+    const auto& k = rules.tensor("args->k", args->k, rules.act());
+    const auto& v = rules.tensor("args->v", args->v, rules.act());
     expect_shape("args->k", k, {-1, -1, head_dim}, "[n_kv, num_kv_heads, head_dim] with q's head_dim");
     expect_same_shape("args->v", v, "args->k", k);
     expect_disjoint("args->out", out, "args->k", k, false);
@@ -327,13 +354,59 @@ drift_status_t attention(Backend& backend, const std::optional<EngineKvAccess>& 
   }
   if (n_q == 0) return DRIFT_OK;
   Tensor out_view = view(out);
-  backend.attention(view(q), *layer_kv, meta, scale, block_size, out_view);
+  rules.backend.attention(view(q), *layer_kv, meta, scale, block_size, out_view);
   return DRIFT_OK;
 }
 
 // ---- tensor memory and checkpoints -----------------------------------------------------------
 
-drift_status_t copy(const drift_tensor_t* src, drift_tensor_t* dst) {
+// Tensors the services allocated on a device for plugins (tensor_alloc, load_safetensors), by
+// address, until tensor_free. The plugin context already refuses to free what it was not given.
+using DeviceTensors = std::unordered_map<void*, Tensor>;
+
+drift_tensor_t describe(Tensor& t) {
+  drift_tensor_t out{};
+  out.data = t.data();
+  out.dtype = to_drift_dtype(t.dtype());
+  out.device = to_drift_device(t.device());
+  out.ndim = static_cast<int32_t>(t.ndim());
+  int64_t stride = 1;
+  for (int32_t d = out.ndim - 1; d >= 0; --d) {
+    out.shape[d] = t.dim(d);
+    out.strides[d] = stride;
+    stride *= t.dim(d);
+  }
+  return out;
+}
+
+drift_status_t alloc(const Rules& rules, DeviceTensors& live, int32_t dtype, std::span<const int64_t> shape,
+                     drift_tensor_t* out) {
+  if (drift_dtype_size(dtype) == 0) invalid("unknown dtype {}", dtype);
+  if (rules.device == DRIFT_DEVICE_CPU) return alloc_host_tensor(dtype, shape, out);
+  if (!out || shape.size() > DRIFT_MAX_DIMS) invalid("out is NULL or ndim {} exceeds {}", shape.size(), DRIFT_MAX_DIMS);
+  for (int64_t d : shape)
+    if (d < 0) invalid("negative dimension in shape");
+  Tensor t;
+  try {
+    t = rules.backend.alloc({shape.begin(), shape.end()}, dtype_of(dtype));
+  } catch (const std::bad_alloc&) {
+    refuse(DRIFT_ERROR_OUT_OF_MEMORY, "no device memory for a {} tensor of shape [{}]", dtype_label(dtype),
+           fmt::join(shape, ", "));
+  }
+  *out = describe(t);
+  live.emplace(t.data(), std::move(t));
+  return DRIFT_OK;
+}
+
+void free_tensor(const Rules& rules, DeviceTensors& live, drift_tensor_t* t) {
+  if (rules.device == DRIFT_DEVICE_CPU) {
+    std::free(t->data);
+    return;
+  }
+  live.erase(t->data);
+}
+
+drift_status_t copy(const Rules& rules, const drift_tensor_t* src, drift_tensor_t* dst) {
   if (!src || !dst) invalid("{} is NULL", src ? "dst" : "src");
   if (src->dtype != dst->dtype || drift_dtype_size(src->dtype) == 0)
     invalid("src has dtype {}, dst {}: they must be the same known dtype", dtype_label(src->dtype),
@@ -342,19 +415,28 @@ drift_status_t copy(const drift_tensor_t* src, drift_tensor_t* dst) {
     invalid("src ndim {} / dst ndim {} outside 0..{}", src->ndim, dst->ndim, DRIFT_MAX_DIMS);
   if (tensor_numel(*src) != tensor_numel(*dst))
     invalid("src {} and dst {} hold different numbers of elements", shape_of(*src), shape_of(*dst));
-  if (src->device != DRIFT_DEVICE_CPU || dst->device != DRIFT_DEVICE_CPU)
-    refuse(DRIFT_ERROR_NOT_SUPPORTED, "the CPU backend copies CPU tensors only (src device {}, dst device {})",
-           src->device, dst->device);
+  for (const drift_tensor_t* t : {src, static_cast<const drift_tensor_t*>(dst)})
+    if (t->device != DRIFT_DEVICE_CPU && t->device != rules.device)
+      refuse(DRIFT_ERROR_NOT_SUPPORTED, "this backend copies between the CPU and device {} only ({} is on device {})",
+             rules.device, t == src ? "src" : "dst", t->device);
   if (!contiguous(*src) || !contiguous(*dst))
     refuse(DRIFT_ERROR_NOT_SUPPORTED, "strided copies are not supported (src {}, dst {})", shape_of(*src),
            shape_of(*dst));
   const size_t bytes = static_cast<size_t>(tensor_numel(*src)) * drift_dtype_size(src->dtype);
-  if (bytes > 0 && (!src->data || !dst->data)) invalid("{} has NULL data", src->data ? "dst" : "src");
-  if (bytes > 0) std::memmove(dst->data, src->data, bytes);
+  if (bytes == 0) return DRIFT_OK;
+  if (!src->data || !dst->data) invalid("{} has NULL data", src->data ? "dst" : "src");
+  if (src->device == DRIFT_DEVICE_CPU && dst->device == DRIFT_DEVICE_CPU) {
+    std::memmove(dst->data, src->data, bytes);  // overlapping host buffers are fine
+  } else {
+    Tensor to = view(*dst);
+    rules.backend.copy(view(*src), to);
+  }
   return DRIFT_OK;
 }
 
-drift_status_t load(const std::string& path, std::span<const char* const> names, drift_tensor_t* out) {
+// Each tensor converted to fp32 on the host, then to the backend's compute dtype on its device.
+drift_status_t load(const Rules& rules, DeviceTensors& live, const std::string& path,
+                    std::span<const char* const> names, drift_tensor_t* out) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) refuse(DRIFT_ERROR_NOT_FOUND, "checkpoint '{}' does not exist", path);
   SafetensorsCheckpoint checkpoint(path);
@@ -373,14 +455,20 @@ drift_status_t load(const std::string& path, std::span<const char* const> names,
     for (; done < names.size(); ++done) {
       Tensor host = to_f32(checkpoint.get(names[done]));
       drift_tensor_t t{};
-      const drift_status_t status = alloc_host_tensor(DRIFT_DTYPE_F32, host.shape(), &t);
-      if (status != DRIFT_OK) refuse(status, "cannot allocate tensor '{}' {}", names[done], host.shape_string());
-      if (host.nbytes() > 0) std::memcpy(t.data, host.data(), host.nbytes());
+      if (rules.device == DRIFT_DEVICE_CPU) {
+        const drift_status_t status = alloc_host_tensor(DRIFT_DTYPE_F32, host.shape(), &t);
+        if (status != DRIFT_OK) refuse(status, "cannot allocate tensor '{}' {}", names[done], host.shape_string());
+        if (host.nbytes() > 0) std::memcpy(t.data, host.data(), host.nbytes());
+      } else {
+        Tensor device = rules.backend.upload(host);
+        t = describe(device);
+        live.emplace(device.data(), std::move(device));
+      }
       out[done] = t;
     }
   } catch (...) {
     for (size_t i = 0; i < done; ++i) {
-      std::free(out[i].data);
+      free_tensor(rules, live, &out[i]);
       out[i] = drift_tensor_t{};
     }
     throw;
@@ -388,74 +476,75 @@ drift_status_t load(const std::string& path, std::span<const char* const> names,
   return DRIFT_OK;
 }
 
-void install_not_supported(HostCallbacks& c, const std::string& backend_name) {
-  spdlog::debug("host services: compute primitives are not implemented for backend '{}'", backend_name);
-  constexpr drift_status_t no = DRIFT_ERROR_NOT_SUPPORTED;
-  using T = drift_tensor_t;
-  c.tensor_alloc = [](int32_t, std::span<const int64_t>, T*) { return no; };
-  c.tensor_free = [](T*) {};
-  c.tensor_copy = [](void*, const T*, T*) { return no; };
-  c.load_safetensors = [](const std::string&, std::span<const char* const>, T*) { return no; };
-  c.embedding = [](void*, const T*, const T*, T*) { return no; };
-  c.gemm = [](void*, const T*, const T*, const T*, T*) { return no; };
-  c.rms_norm = [](void*, const T*, const T*, float, T*) { return no; };
-  c.rope = [](void*, T*, const T*) { return no; };
-  c.attention = [](void*, const drift_attention_args_t*) { return no; };
-  c.silu_mul = [](void*, const T*, const T*, T*) { return no; };
-  c.softmax = [](void*, const T*, float, T*) { return no; };
-  c.top_k = [](void*, const T*, int32_t, T*, T*) { return no; };
+drift_status_t key_summary(const Rules& rules, const EngineKvAccess& kv, drift_seq_id_t seq, int32_t layer,
+                           const drift_page_id_t* pages, int32_t num_pages, drift_tensor_t* kmax_arg,
+                           drift_tensor_t* kmin_arg) {
+  const std::vector<LayerKV>* layers = kv.kv_layers ? kv.kv_layers() : nullptr;
+  if (!layers || !kv.block_table || kv.block_size <= 0)
+    refuse(DRIFT_ERROR_NOT_SUPPORTED, "the engine has no paged KV to summarise");
+  if (layer < 0 || layer >= static_cast<int32_t>(layers->size()))
+    invalid("layer = {} is outside the model's {} layers", layer, layers->size());
+  if (num_pages < 0 || (num_pages > 0 && !pages)) invalid("pages is NULL or num_pages = {} is negative", num_pages);
+  const Tensor& keys = (*layers)[layer].k;  // [slots, kv_heads, head_dim]
+  const int64_t kv_heads = keys.dim(1), head_dim = keys.dim(2);
+  const auto& kmax = rules.tensor("kmax", kmax_arg, DTypeSet(DRIFT_DTYPE_F32));
+  const auto& kmin = rules.tensor("kmin", kmin_arg, DTypeSet(DRIFT_DTYPE_F32));
+  expect_shape("kmax", kmax, {num_pages, kv_heads, head_dim}, "[num_pages, num_kv_heads, head_dim]");
+  expect_shape("kmin", kmin, {num_pages, kv_heads, head_dim}, "[num_pages, num_kv_heads, head_dim]");
+  expect_disjoint("kmin", kmin, "kmax", kmax, false);
+  const std::vector<int32_t> filled = filled_slots(kv, seq, pages, num_pages);
+  Tensor hi = view(kmax), lo = view(kmin);
+  rules.backend.key_summary(keys, std::span<const int32_t>(pages, num_pages), filled, kv.block_size, hi, lo);
+  return DRIFT_OK;
 }
 
 void install(HostCallbacks& c, Backend& backend, const ModelConfig& model, const RopeFrequencies& rope,
              std::optional<EngineKvAccess> kv) {
-  if (backend.device() != Device::CPU || backend.compute_dtype() != DType::F32) {
-    install_not_supported(c, backend.name());
-    return;
-  }
   if (model.head_dim > 0 && static_cast<int64_t>(rope.inv_freq.size()) * 2 != model.head_dim)
     fail("rope frequencies for head_dim {} do not match the model's head_dim {}", rope.inv_freq.size() * 2,
          model.head_dim);
   using T = drift_tensor_t;
-  Backend* b = &backend;
-  c.tensor_alloc = [](int32_t dtype, std::span<const int64_t> shape, T* out) {
-    return guarded("tensor_alloc", [&] {
-      if (drift_dtype_size(dtype) == 0) invalid("unknown dtype {}", dtype);
-      return alloc_host_tensor(dtype, shape, out);
-    });
+  auto rules = std::make_shared<Rules>(
+      Rules{backend, to_drift_device(backend.device()), to_drift_dtype(backend.compute_dtype())});
+  auto live = std::make_shared<DeviceTensors>();
+  c.tensor_alloc = [rules, live](int32_t dtype, std::span<const int64_t> shape, T* out) {
+    return guarded("tensor_alloc", [&] { return alloc(*rules, *live, dtype, shape, out); });
   };
-  c.tensor_free = [](T* t) { std::free(t->data); };
-  c.tensor_copy = [](void*, const T* src, T* dst) { return guarded("tensor_copy", [&] { return copy(src, dst); }); };
-  c.load_safetensors = [](const std::string& path, std::span<const char* const> names, T* out) {
-    return guarded("load_safetensors", [&] { return load(path, names, out); });
+  c.tensor_free = [rules, live](T* t) { free_tensor(*rules, *live, t); };
+  c.tensor_copy = [rules](void*, const T* src, T* dst) {
+    return guarded("tensor_copy", [&] { return copy(*rules, src, dst); });
   };
-  c.embedding = [b](void*, const T* table, const T* ids, T* out) {
-    return guarded("embedding", [&] { return embedding(*b, table, ids, out); });
+  c.load_safetensors = [rules, live](const std::string& path, std::span<const char* const> names, T* out) {
+    return guarded("load_safetensors", [&] { return load(*rules, *live, path, names, out); });
   };
-  c.gemm = [b](void*, const T* x, const T* w, const T* bias, T* out) {
-    return guarded("gemm", [&] { return gemm(*b, x, w, bias, out); });
+  c.embedding = [rules](void*, const T* table, const T* ids, T* out) {
+    return guarded("embedding", [&] { return embedding(*rules, table, ids, out); });
   };
-  c.rms_norm = [b](void*, const T* x, const T* weight, float eps, T* out) {
-    return guarded("rms_norm", [&] { return rms_norm(*b, x, weight, eps, out); });
+  c.gemm = [rules](void*, const T* x, const T* w, const T* bias, T* out) {
+    return guarded("gemm", [&] { return gemm(*rules, x, w, bias, out); });
   };
-  c.rope = [b, freqs = rope](void*, T* x, const T* positions) {
-    return guarded("rope", [&] { return drift::rope(*b, freqs, x, positions); });
+  c.rms_norm = [rules](void*, const T* x, const T* weight, float eps, T* out) {
+    return guarded("rms_norm", [&] { return rms_norm(*rules, x, weight, eps, out); });
+  };
+  c.rope = [rules, freqs = rope](void*, T* x, const T* positions) {
+    return guarded("rope", [&] { return drift::rope(*rules, freqs, x, positions); });
   };
   if (kv)
-    c.page_key_summary = [kv = *kv](drift_seq_id_t seq, int32_t layer, const drift_page_id_t* pages, int32_t n,
-                                    T* kmax, T* kmin) {
-      return guarded("page_key_summary", [&] { return cpu_page_key_summary(kv, seq, layer, pages, n, kmax, kmin); });
+    c.page_key_summary = [rules, kv = *kv](drift_seq_id_t seq, int32_t layer, const drift_page_id_t* pages, int32_t n,
+                                           T* kmax, T* kmin) {
+      return guarded("page_key_summary", [&] { return key_summary(*rules, kv, seq, layer, pages, n, kmax, kmin); });
     };
-  c.attention = [b, kv = std::move(kv)](void*, const drift_attention_args_t* args) {
-    return guarded("attention", [&] { return attention(*b, kv, args); });
+  c.attention = [rules, kv = std::move(kv)](void*, const drift_attention_args_t* args) {
+    return guarded("attention", [&] { return attention(*rules, kv, args); });
   };
-  c.silu_mul = [](void*, const T* gate, const T* up, T* out) {
-    return guarded("silu_mul", [&] { return silu_mul(gate, up, out); });
+  c.silu_mul = [rules](void*, const T* gate, const T* up, T* out) {
+    return guarded("silu_mul", [&] { return silu_mul(*rules, gate, up, out); });
   };
-  c.softmax = [](void*, const T* x, float temperature, T* out) {
-    return guarded("softmax", [&] { return softmax(x, temperature, out); });
+  c.softmax = [rules](void*, const T* x, float temperature, T* out) {
+    return guarded("softmax", [&] { return softmax(*rules, x, temperature, out); });
   };
-  c.top_k = [](void*, const T* x, int32_t k, T* values, T* indices) {
-    return guarded("top_k", [&] { return top_k(x, k, values, indices); });
+  c.top_k = [rules](void*, const T* x, int32_t k, T* values, T* indices) {
+    return guarded("top_k", [&] { return top_k(*rules, x, k, values, indices); });
   };
 }
 

@@ -6,16 +6,22 @@
 // load_safetensors, and -- given the engine's KV -- page_key_summary (every other member is
 // left as it is). The contracts are those of
 // drift/plugin.h; in addition each callback validates its drift_tensor_t arguments -- device
-// and dtype (the backend's: CPU / F32 for activations, I32 for ids, positions and indices),
+// and dtype (see below),
 // row-major contiguous strides (all-zero strides read as "contiguous, unspecified"), non-null
 // data, shapes consistent with each other -- and answers DRIFT_ERROR_INVALID_ARGUMENT, with one
 // spdlog warning naming the service, the argument and its shape, instead of computing. Outputs
 // may alias an input only where the header allows it (rms_norm, rope, softmax, silu_mul, and
 // only exactly: out == input); a partial overlap is an invalid argument.
 //
-// Only the CPU backend (device CPU, compute dtype F32) is implemented: with any other backend
-// every callback listed above is installed answering DRIFT_ERROR_NOT_SUPPORTED (explicitly,
-// so tensor_alloc does not fall back to host memory).
+// Every service runs through the Backend, so a plugin written once runs on each backend:
+//  - tensors live on the backend's device (DRIFT_DEVICE_CPU for cpu, DRIFT_DEVICE_CUDA for
+//    cuda); tensor_alloc and load_safetensors allocate there (load_safetensors converts to the
+//    compute dtype: F32 on cpu, BF16 on cuda), tensor_copy copies between the host and it;
+//  - weights (table, w, bias, weight), rope's x and attention's q/k/v/out are in the compute
+//    dtype; the other activations (gemm's x and out, rms_norm, silu_mul, softmax, top_k's x,
+//    embedding's out) may also be F32; top_k values and page summaries are F32;
+//  - index tensors (ids, positions, q_positions) are I32 on the host or on the device;
+//  - on a device the work is queued on the backend's stream (the one hooks receive).
 //
 // Attention (drift_attention_args_t):
 //  - dense: the caller's own K/V [n_kv, num_kv_heads, head_dim]; K/V row j holds position j.

@@ -22,7 +22,7 @@ void require_loaded(const std::vector<PluginEntry>& entries, const std::vector<P
 
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                              const ServiceInstaller& install_services)
-    : kv_(parts.kv), executor_(parts.executor), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
+    : kv_(parts.kv), executor_(parts.executor), stream_(parts.stream), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
   state_.install(host_.callbacks());
   if (install_services) install_services(host_.callbacks());
   host_.set_model_info(
@@ -102,7 +102,7 @@ void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& schedule
   if (views.empty()) return;
   // The forward attends to the full block table either way: a partial view (SpecPV) only changes
   // what is attended once partial attention exists, and a full verification is always exact.
-  for (const KvView& view : host_.choose_kv_view(StepInfo{step}, views))
+  for (const KvView& view : host_.choose_kv_view(StepInfo{step, stream_}, views))
     (view.full ? speculation_.full_views : speculation_.partial_views)++;
 }
 
@@ -127,7 +127,7 @@ void EnginePlugins::after_commit(const SchedulerOutput& scheduled, const std::ve
 }
 
 std::vector<DraftTree> EnginePlugins::propose(int64_t step, std::span<const DraftRequest> requests) {
-  std::vector<DraftTree> trees = host_.propose(StepInfo{step}, requests);
+  std::vector<DraftTree> trees = host_.propose(StepInfo{step, stream_}, requests);
   for (const DraftTree& tree : trees) {
     speculation_.proposals += tree.empty() ? 0 : 1;
     speculation_.draft_tokens += static_cast<int64_t>(tree.size());

@@ -41,6 +41,7 @@ struct EngineParts {
   SpecialTokens special;  // what the engine stops on; plugins see the same in model_info
   Device device = Device::CPU;           // where the backend keeps activations and KV
   DType activation_dtype = DType::F32;   // and in which dtype
+  void* stream = nullptr;                // the backend's stream, handed to hooks (nullptr on the CPU)
 };
 
 class EnginePlugins final : public SchedulerObserver {
@@ -93,6 +94,7 @@ class EnginePlugins final : public SchedulerObserver {
 
   KVCacheManager& kv_;
   ModelExecutor& executor_;
+  void* stream_ = nullptr;  // the backend stream hooks receive (StepInfo::stream)
   EngineStateServices state_;  // before host_: plugins' destroy may still call services
   PluginHost host_;
   std::vector<drift_token_t> request_tokens_;  // the token view of the RequestInfo being passed

@@ -40,15 +40,28 @@ bool contiguous(const drift_tensor_t& t) {
   return true;
 }
 
+std::string DTypeSet::label() const {
+  if (dtypes[0] == dtypes[1]) return dtype_label(dtypes[0]);
+  return fmt::format("{} or {}", dtype_label(dtypes[0]), dtype_label(dtypes[1]));
+}
+
+const char* device_label(int32_t device) {
+  return device == DRIFT_DEVICE_CPU ? "DRIFT_DEVICE_CPU" : device == DRIFT_DEVICE_CUDA ? "DRIFT_DEVICE_CUDA" : "unknown";
+}
+
 const drift_tensor_t& checked(const char* name, const drift_tensor_t* t, int32_t dtype) {
+  return checked(name, t, DRIFT_DEVICE_CPU, DTypeSet(dtype));
+}
+
+const drift_tensor_t& checked(const char* name, const drift_tensor_t* t, int32_t device, DTypeSet dtypes) {
   if (!t) invalid("{} is NULL", name);
   if (t->ndim < 0 || t->ndim > DRIFT_MAX_DIMS) invalid("{} has ndim {} (0..{})", name, t->ndim, DRIFT_MAX_DIMS);
   for (int32_t d = 0; d < t->ndim; ++d)
     if (t->shape[d] < 0) invalid("{} has a negative dimension: shape {}", name, shape_of(*t));
-  if (t->device != DRIFT_DEVICE_CPU)
-    invalid("{} {} is on device {}, the CPU backend needs DRIFT_DEVICE_CPU", name, shape_of(*t), t->device);
-  if (t->dtype != dtype)
-    invalid("{} {} has dtype {}, expected {}", name, shape_of(*t), dtype_label(t->dtype), dtype_label(dtype));
+  if (t->device != device)
+    invalid("{} {} is on device {}, this backend needs {}", name, shape_of(*t), t->device, device_label(device));
+  if (!dtypes.has(t->dtype))
+    invalid("{} {} has dtype {}, expected {}", name, shape_of(*t), dtype_label(t->dtype), dtypes.label());
   if (!contiguous(*t))
     invalid("{} {} has strides [{}]; compute primitives take row-major contiguous tensors", name,
             shape_of(*t), fmt::join(t->strides, t->strides + t->ndim, ", "));

@@ -1,7 +1,7 @@
 #pragma once
 // Argument checks shared by the host services that take drift_tensor_t arguments (compute
 // primitives, page summaries): a service validates every tensor -- present, sane shape, on the
-// CPU, of the expected dtype, row-major contiguous, with data -- and refuses with a status and
+// backend's device, of an expected dtype, row-major contiguous, with data -- and refuses with a status and
 // one log line naming the service, the argument and its shape instead of computing.
 // Internal to core/plugin/.
 #include <cstdint>
@@ -49,9 +49,20 @@ const char* dtype_label(int32_t dtype);
 std::string shape_of(const drift_tensor_t& t);
 // Row-major contiguous, or strides left all zero ("unspecified", like DLPack's NULL strides).
 bool contiguous(const drift_tensor_t& t);
+// The dtypes an argument may have (one or two).
+struct DTypeSet {
+  explicit DTypeSet(int32_t a) : dtypes{a, a} {}
+  DTypeSet(int32_t a, int32_t b) : dtypes{a, b} {}
+  bool has(int32_t dtype) const { return dtype == dtypes[0] || dtype == dtypes[1]; }
+  std::string label() const;
+  int32_t dtypes[2];
+};
+
 // Structural checks every tensor argument gets: present, sane ndim/shape, on the CPU, of
 // `dtype`, contiguous, with data unless empty. `name` is the argument's name in the header.
 const drift_tensor_t& checked(const char* name, const drift_tensor_t* t, int32_t dtype);
+// The same on `device` (DRIFT_DEVICE_*), of any of `dtypes`.
+const drift_tensor_t& checked(const char* name, const drift_tensor_t* t, int32_t device, DTypeSet dtypes);
 // Exact shape check; -1 in `expected` matches any extent.
 void expect_shape(const char* name, const drift_tensor_t& t, std::initializer_list<int64_t> expected,
                   const char* what);

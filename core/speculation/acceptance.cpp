@@ -19,4 +19,25 @@ AcceptedPath accept_draft(const DraftTree& tree, const float* logits, int64_t vo
   }
 }
 
+AcceptedPath accept_picked(const DraftTree& tree, std::span<const int32_t> picks) {
+  AcceptedPath path;
+  for (int32_t node = -1;;) {
+    const int32_t token = picks[node + 1];
+    path.tokens.push_back(token);
+    const int32_t child = tree.child_with_token(node, token);
+    if (child < 0) return path;
+    path.nodes.push_back(child);
+    node = child;
+  }
+}
+
+std::vector<RowSampling> pick_rows(const DraftTree& tree, const SamplingParams& params, uint64_t seed,
+                                   uint64_t first_output_index) {
+  std::vector<RowSampling> rows;
+  rows.reserve(tree.size() + 1);
+  rows.push_back({params, seed, first_output_index});
+  for (int32_t depth : tree.depths()) rows.push_back({params, seed, first_output_index + depth});
+  return rows;
+}
+
 }  // namespace drift

@@ -15,8 +15,10 @@
 // decoding makes, a speculative run commits the very tokens a plain run would, given the same
 // logits. Draft probabilities never loosen acceptance (no typical or threshold acceptance: lossy).
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/sampling_params.h"
 #include "core/speculation/draft_tree.h"
 
@@ -31,5 +33,13 @@ struct AcceptedPath {
 // `first_output_index` is the output index of the token the root's row predicts.
 AcceptedPath accept_draft(const DraftTree& tree, const float* logits, int64_t vocab, const SamplingParams& params,
                           uint64_t seed, uint64_t first_output_index);
+
+// The same walk over the target's picks, made on the device so that only they leave it: picks[0]
+// is the root row's token, picks[1 + i] node i's, each the token sample_token picks from that row
+// at output index first_output_index + depth (pick_rows says which). Gives accept_draft's path.
+AcceptedPath accept_picked(const DraftTree& tree, std::span<const int32_t> picks);
+// The sampling of each of the tree.size() + 1 rows accept_picked reads.
+std::vector<RowSampling> pick_rows(const DraftTree& tree, const SamplingParams& params, uint64_t seed,
+                                   uint64_t first_output_index);
 
 }  // namespace drift

@@ -35,6 +35,15 @@ __global__ void silu_mul_kernel(const __nv_bfloat16* gate_up, __nv_bfloat16* out
   }
 }
 
+__global__ void silu_mul_pair_kernel(const void* gate, ElemType gate_type, const void* up, ElemType up_type, void* out,
+                                     ElemType out_type, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const float g = load_as_float(gate, gate_type, i);
+    store_float(out, out_type, i, g / (1.0f + expf(-g)) * load_as_float(up, up_type, i));
+  }
+}
+
 __global__ void add_kernel(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
@@ -96,6 +105,12 @@ void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, cudaS
   if (rows * inter == 0) return;
   silu_mul_kernel<<<capped_grid(rows * inter), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(gate_up),
                                                                       static_cast<__nv_bfloat16*>(out), rows, inter);
+}
+
+void silu_mul_pair(const void* gate, ElemType gate_type, const void* up, ElemType up_type, void* out,
+                   ElemType out_type, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  silu_mul_pair_kernel<<<capped_grid(n), kThreads, 0, stream>>>(gate, gate_type, up, up_type, out, out_type, n);
 }
 
 void add_inplace(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n, cudaStream_t stream) {

@@ -19,6 +19,9 @@ void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim,
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream);
 // out[r, :] = silu(gate_up[r, :inter]) * gate_up[r, inter:], bf16.
 void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, cudaStream_t stream);
+// out = silu(gate) * up elementwise, n elements of any activation type (out may be gate or up).
+void silu_mul_pair(const void* gate, ElemType gate_type, const void* up, ElemType up_type, void* out,
+                   ElemType out_type, int64_t n, cudaStream_t stream);
 // x (fp32 or bf16) += y (fp32 or bf16), n elements.
 void add_inplace(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n, cudaStream_t stream);
 // y[r, c] += bias[c] (bias bf16 [n], y bf16 or fp32 [rows, n]).
@@ -101,5 +104,36 @@ bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemTy
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].
 void argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, cudaStream_t stream);
+
+
+// --- plugin compute services and sampling (softmax.cu, row_sort.cu, sampling.cu, key_summary.cu) ---
+// out[r, :] = softmax(x[r, :] / temperature), fp32 math; out may be x.
+void softmax_rows(const void* x, ElemType x_type, float temperature, int64_t rows, int64_t cols, void* out,
+                  ElemType out_type, cudaStream_t stream);
+// order[r, :] = the columns of fp32 x [rows, cols] by descending value, ties by lowest column,
+// NaN last: the host sampler's and top_k's order. Needs row_sort_workspace_bytes of device
+// workspace; returns false when it is too small or rows * cols exceeds INT32_MAX.
+size_t row_sort_workspace_bytes(int64_t rows, int64_t cols);
+bool sort_rows_descending(const float* x, int64_t rows, int64_t cols, int32_t* order, void* workspace,
+                          size_t workspace_bytes, cudaStream_t stream);
+// values[r, j] = x[r, order[r, j]], indices[r, j] = order[r, j] for j < k (either may be null).
+void take_sorted(const float* x, const int32_t* order, int64_t rows, int64_t cols, int64_t k, float* values,
+                 int32_t* indices, cudaStream_t stream);
+// One row's sampling settings (core/sampling_params.h) and its seeded uniform draw in [0, 1).
+struct SampleRowParams {
+  double temperature = 0.0;  // rows with 0 are skipped (greedy: argmax_rows)
+  int64_t top_k = 0;
+  double top_p = 1.0;
+  double min_p = 0.0;
+  double uniform = 0.0;
+};
+// out[r] = the token core/sampler.cpp's sample_token picks from fp32 logits row r, given the row's
+// descending order (sort_rows_descending) and params (device memory).
+void sample_sorted_rows(const float* logits, const int32_t* order, int64_t rows, int64_t vocab,
+                        const SampleRowParams* params, int32_t* out, cudaStream_t stream);
+// For each listed page i: kmax/kmin[i, :] = elementwise max/min of the bf16 key rows of its first
+// filled[i] (>= 1) slots; a row is row_elems = num_kv_heads * head_dim elements.
+void key_summary(const void* keys, int64_t row_elems, int64_t block_size, const int32_t* pages, const int32_t* filled,
+                 int64_t num_pages, float* kmax, float* kmin, cudaStream_t stream);
 
 }  // namespace drift::cuda

@@ -665,7 +665,7 @@ TEST(BackendCallbacks, BadArgumentsAreRefused) {
   EXPECT_TRUE(std::all_of(d.out.data.begin(), d.out.data.end(), [](float v) { return v == 0.0f; }));
 }
 
-// A backend that is not the CPU one: every installed service says NOT_SUPPORTED.
+// A device backend whose ops do nothing: what the services check before they reach it.
 class FakeCudaBackend final : public Backend {
  public:
   std::string name() const override { return "fake-cuda"; }
@@ -689,7 +689,10 @@ class FakeCudaBackend final : public Backend {
   void copy_slots(std::vector<LayerKV>&, std::span<const int64_t>, std::span<const int64_t>) override {}
 };
 
-TEST(BackendCallbacks, OtherBackendsAreNotSupported) {
+// On a device backend the services take tensors on that device in its compute dtype (F32 where
+// the op allows it): a host tensor or a wrong dtype is refused, naming the argument, before any
+// op runs. (tests/cuda/plugin_services_gpu_test.cc runs them on a real GPU.)
+TEST(BackendCallbacks, DeviceBackendsTakeTensorsOnTheirDevice) {
   HostState state;
   FakeCudaBackend backend;
   ModelConfig model = tiny_model();
@@ -697,11 +700,16 @@ TEST(BackendCallbacks, OtherBackendsAreNotSupported) {
   PluginContext context("cuda", "", &state);
   const drift_host_api_t* api = context.api();
   F x({2, 4}), w({3, 4}), out({2, 3});
-  EXPECT_EQ(api->gemm(api->ctx, nullptr, &x, &w, nullptr, &out), DRIFT_ERROR_NOT_SUPPORTED);
-  const int64_t shape[] = {2};
-  drift_tensor_t t{};
-  EXPECT_EQ(api->tensor_alloc(api->ctx, DRIFT_DTYPE_F32, 1, shape, &t), DRIFT_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(t.data, nullptr);
+  EXPECT_EQ(api->gemm(api->ctx, nullptr, &x, &w, nullptr, &out), DRIFT_ERROR_INVALID_ARGUMENT) << "host tensors";
+  for (drift_tensor_t* t : {&x.t, &w.t, &out.t}) t->device = DRIFT_DEVICE_CUDA;
+  EXPECT_EQ(api->gemm(api->ctx, nullptr, &x, &w, nullptr, &out), DRIFT_ERROR_INVALID_ARGUMENT)
+      << "F32 weights on a BF16 backend";
+  w.t.dtype = DRIFT_DTYPE_BF16;
+  out.t.dtype = DRIFT_DTYPE_I32;
+  EXPECT_EQ(api->gemm(api->ctx, nullptr, &x, &w, nullptr, &out), DRIFT_ERROR_INVALID_ARGUMENT) << "I32 output";
+  out.t.dtype = DRIFT_DTYPE_F32;
+  x.t.dtype = DRIFT_DTYPE_BF16;
+  EXPECT_EQ(api->gemm(api->ctx, nullptr, &x, &w, nullptr, &out), DRIFT_OK) << "BF16 x BF16 -> F32 is accepted";
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// The Backend defaults: host sampling over read-back logits, and refusals for the plugin
+// services a backend does not implement.
+#include "core/backend.h"
+#include "core/error.h"
+#include "core/sampler.h"
+
+namespace drift {
+
+void Backend::convert(const Tensor& src, Tensor& dst) {
+  DRIFT_CHECK(src.dtype() == dst.dtype(), "backend {}: no conversion from {} to {}", name(), dtype_name(src.dtype()),
+              dtype_name(dst.dtype()));
+  copy(src, dst);
+}
+
+std::vector<int32_t> Backend::pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) {
+  const Tensor host = to_host_f32(logits);
+  const int64_t vocab = host.dim(1);
+  DRIFT_CHECK(host.dim(0) == static_cast<int64_t>(rows.size()), "pick_tokens: {} logit rows for {} settings",
+              host.dim(0), rows.size());
+  std::vector<int32_t> picks(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r)
+    picks[r] = sample_token(host.as<float>() + r * vocab, vocab, rows[r].params, rows[r].seed, rows[r].output_index);
+  return picks;
+}
+
+void Backend::silu_mul_pair(const Tensor&, const Tensor&, Tensor&) { fail("backend {} has no silu_mul service", name()); }
+void Backend::softmax(const Tensor&, float, Tensor&) { fail("backend {} has no softmax service", name()); }
+void Backend::top_k(const Tensor&, int32_t, Tensor&, Tensor&) { fail("backend {} has no top_k service", name()); }
+void Backend::key_summary(const Tensor&, std::span<const int32_t>, std::span<const int32_t>, int64_t, Tensor&,
+                          Tensor&) {
+  fail("backend {} has no page_key_summary service", name());
+}
+
+}  // namespace drift

@@ -1,0 +1,122 @@
+// The CUDA backend's ops beyond the model forward: token picks (greedy and seeded sampling on the
+// device, only the picks cross the bus), dtype conversion, and the plugin compute services'
+// own ops (SwiGLU on separate tensors, softmax, top-k, page key summaries).
+#include <algorithm>
+
+#include "core/cuda/cuda_backend.h"
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/tensor_kind.h"
+#include "core/sampler.h"
+#include "kernels/cuda/ops.h"
+
+namespace drift {
+
+using cuda_backend::elem_type;
+using cuda_backend::expect_device;
+using cuda_backend::expect_dtype;
+
+template <typename T>
+T* CudaBackend::device_copy(std::span<const T> host) {
+  auto* device = static_cast<T*>(arena_.allocate(std::max<size_t>(host.size_bytes(), 1)));
+  // A pageable source is staged before cudaMemcpyAsync returns, so `host` may go away after.
+  if (!host.empty())
+    DRIFT_CUDA(cudaMemcpyAsync(device, host.data(), host.size_bytes(), cudaMemcpyHostToDevice, stream_));
+  return device;
+}
+
+std::vector<int32_t> CudaBackend::read_ints(const int32_t* device, int64_t count) {
+  std::vector<int32_t> out(count);
+  if (count > 0)
+    DRIFT_CUDA(cudaMemcpyAsync(out.data(), device, count * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  synchronize();
+  return out;
+}
+
+const float* CudaBackend::as_f32(const Tensor& x) {
+  if (x.dtype() == DType::F32) return x.as<float>();
+  Tensor f32 = scratch(x.shape(), DType::F32);
+  convert(x, f32);
+  return f32.as<float>();
+}
+
+const int32_t* CudaBackend::sorted_columns(const float* x, int64_t rows, int64_t cols) {
+  const size_t bytes = cuda::row_sort_workspace_bytes(rows, cols);
+  void* workspace = arena_.allocate(bytes);
+  auto* order = static_cast<int32_t*>(arena_.allocate(rows * cols * sizeof(int32_t)));
+  if (!cuda::sort_rows_descending(x, rows, cols, order, workspace, bytes, stream_))
+    fail("CUDA backend: cannot sort {} rows of {} values (at most 2^31 values in one call)", rows, cols);
+  DRIFT_LAUNCHED("sort_rows_descending");
+  return order;
+}
+
+void CudaBackend::convert(const Tensor& src, Tensor& dst) {
+  DRIFT_CHECK(src.numel() == dst.numel(), "convert of {} into {}", src.shape_string(), dst.shape_string());
+  cuda::convert(src.data(), elem_type(src), dst.data(), elem_type(dst), src.numel(), stream_);
+  DRIFT_LAUNCHED("convert");
+}
+
+// Greedy rows are an argmax; sampled rows sort their logits once and walk them as the host
+// sampler does, with the row's seeded uniform draw computed here on the host.
+std::vector<int32_t> CudaBackend::pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) {
+  expect_dtype(logits, DType::F32, "pick_tokens logits");
+  expect_device(logits, "pick_tokens logits");
+  const int64_t count = logits.dim(0), vocab = logits.dim(1);
+  DRIFT_CHECK(count == static_cast<int64_t>(rows.size()), "pick_tokens: {} logit rows for {} settings", count,
+              rows.size());
+  if (count == 0) return {};
+  auto* picks = static_cast<int32_t*>(arena_.allocate(count * sizeof(int32_t)));
+  cuda::argmax_rows(logits.as<float>(), count, vocab, picks, stream_);
+  DRIFT_LAUNCHED("argmax");
+  std::vector<cuda::SampleRowParams> params(rows.size());
+  bool any_sampled = false;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const SamplingParams& p = rows[r].params;
+    if (p.temperature == 0.0) continue;
+    any_sampled = true;
+    params[r] = {p.temperature, p.top_k, p.top_p, p.min_p, uniform_for(rows[r].seed, rows[r].output_index)};
+  }
+  if (any_sampled) {
+    const int32_t* order = sorted_columns(logits.as<float>(), count, vocab);
+    const auto* device_params = device_copy(std::span<const cuda::SampleRowParams>(params));
+    cuda::sample_sorted_rows(logits.as<float>(), order, count, vocab, device_params, picks, stream_);
+    DRIFT_LAUNCHED("sample_sorted_rows");
+  }
+  return read_ints(picks, count);
+}
+
+void CudaBackend::silu_mul_pair(const Tensor& gate, const Tensor& up, Tensor& out) {
+  cuda::silu_mul_pair(gate.data(), elem_type(gate), up.data(), elem_type(up), out.data(), elem_type(out), gate.numel(),
+                      stream_);
+  DRIFT_LAUNCHED("silu_mul_pair");
+}
+
+void CudaBackend::softmax(const Tensor& x, float temperature, Tensor& out) {
+  const int64_t cols = x.ndim() == 0 ? 1 : x.dim(x.ndim() - 1);
+  cuda::softmax_rows(x.data(), elem_type(x), temperature, x.numel() / std::max<int64_t>(cols, 1), cols, out.data(),
+                     elem_type(out), stream_);
+  DRIFT_LAUNCHED("softmax");
+}
+
+void CudaBackend::top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indices) {
+  expect_dtype(values, DType::F32, "top_k values");
+  expect_dtype(indices, DType::I32, "top_k indices");
+  const int64_t rows = x.dim(0), cols = x.dim(1);
+  if (rows == 0) return;
+  const float* f32 = as_f32(x);
+  const int32_t* order = sorted_columns(f32, rows, cols);
+  cuda::take_sorted(f32, order, rows, cols, k, values.as<float>(), indices.as<int32_t>(), stream_);
+  DRIFT_LAUNCHED("take_sorted");
+}
+
+void CudaBackend::key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
+                              int64_t block_size, Tensor& kmax, Tensor& kmin) {
+  expect_dtype(keys, DType::BF16, "key_summary keys");
+  expect_dtype(kmax, DType::F32, "key_summary kmax");
+  expect_dtype(kmin, DType::F32, "key_summary kmin");
+  if (pages.empty()) return;
+  cuda::key_summary(keys.data(), keys.dim(1) * keys.dim(2), block_size, device_copy(pages), device_copy(filled),
+                    static_cast<int64_t>(pages.size()), kmax.as<float>(), kmin.as<float>(), stream_);
+  DRIFT_LAUNCHED("key_summary");
+}
+
+}  // namespace drift
