@@ -101,6 +101,7 @@ std::optional<Tensor> CudaBackend::replay_forward() {
   auto it = graphs_.find(upload_.shape_key());
   if (it == graphs_.end()) return std::nullopt;
   DRIFT_CUDA(cudaGraphLaunch(it->second.exec, stream_));
+  arena_.move_to(it->second.arena_end);
   return it->second.output;
 }
 
@@ -121,7 +122,7 @@ void CudaBackend::end_forward_capture(const Tensor& output) {
   const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   DRIFT_CUDA(status);
-  graphs_[upload_.shape_key()] = ForwardGraph{exec, output};
+  graphs_[upload_.shape_key()] = ForwardGraph{exec, output, arena_.position()};
   DRIFT_CUDA(cudaGraphLaunch(exec, stream_));  // recording ran nothing: run it now
 }
 

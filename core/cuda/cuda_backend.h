@@ -97,6 +97,7 @@ class CudaBackend final : public Backend {
   struct ForwardGraph {
     cudaGraphExec_t exec = nullptr;
     Tensor output;
+    cuda_backend::DeviceArena::Position arena_end;  // the recording's scratch ends here
   };
   void clear_graphs();
   bool graphs_enabled_ = true;

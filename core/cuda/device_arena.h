@@ -18,6 +18,16 @@ class DeviceArena {
 
   void* allocate(size_t bytes);  // 256-byte aligned
   void reset();
+  // Where the next allocation goes. A replayed forward moves past what its recording allocated,
+  // so scratch taken after it (token picks, plugin services) does not overlap its outputs.
+  struct Position {
+    size_t block = 0, offset = 0;
+  };
+  Position position() const { return {current_, offset_}; }
+  void move_to(Position p) {
+    current_ = p.block;
+    offset_ = p.offset;
+  }
   size_t capacity() const;
   // Changes whenever addresses handed out after a reset may differ from before (blocks merged).
   uint64_t generation() const { return generation_; }
