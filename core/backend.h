@@ -22,6 +22,11 @@ struct AttentionMetadata {
   std::vector<int32_t> kv_len;                 // [tokens] positions visible in the block table
   std::vector<int64_t> slots;                  // [tokens] KV slot the token's K/V is written to
   std::vector<std::vector<int32_t>> block_tables;
+  // One page list per sequence (1), or per (sequence, kv head) (num_kv_heads: the verification
+  // policy's per-KV-head view, SpecPV). Then block_tables[s * H + h] is sequence s's list for kv
+  // head h, and kv_len and mask_start hold one entry per (token, kv head), at t * H + h: each kv
+  // head attends to its own list's positions. Mask rows stay one per token.
+  int64_t tables_per_seq = 1;
   // Optional tree mask (see kernels/cpu/paged_attention.h); empty when causal.
   std::vector<int32_t> mask_start;
   std::vector<uint64_t> mask;
@@ -86,6 +91,8 @@ class Backend {
   virtual Tensor to_host_f32(const Tensor& t) = 0;
   // Waits for all queued work (timing; a device backend runs ops asynchronously).
   virtual void synchronize() {}
+  // Bytes of device memory free now (device backends), for sizing the KV pool.
+  virtual std::optional<size_t> free_device_memory() { return std::nullopt; }
   // The stream device work is ordered on, handed to plugin hooks (nullptr on the CPU).
   virtual void* stream_handle() { return nullptr; }
   // dst = src converted to dst's dtype (same number of elements; same device).

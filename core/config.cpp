@@ -145,6 +145,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("block_size", c.kv_cache.block_size);
     r.read("num_pages", c.kv_cache.num_pages);
     r.read("memory_mb", c.kv_cache.memory_mb);
+    r.read("memory_fraction", c.kv_cache.memory_fraction);
     r.read("dtype", c.kv_cache.dtype);
     r.reject_unknown_keys();
   }
@@ -240,6 +241,9 @@ void validate_config(const EngineConfig& c) {
   in_range("kv_cache.num_pages", c.kv_cache.num_pages, 0, limits::kMaxKvSlots / c.kv_cache.block_size);
   if (!(c.kv_cache.memory_mb > 0 && c.kv_cache.memory_mb <= limits::kMaxMemoryMb))
     fail("{}: kv_cache.memory_mb = {} is out of range (0, {}]", src, c.kv_cache.memory_mb, limits::kMaxMemoryMb);
+  if (!(c.kv_cache.memory_fraction >= 0 && c.kv_cache.memory_fraction < 1))
+    fail("{}: kv_cache.memory_fraction = {} is out of range [0, 1) (0 = use memory_mb)", src,
+         c.kv_cache.memory_fraction);
   static const std::set<std::string> dtypes = {"auto", "float32", "float16", "bfloat16"};
   if (!dtypes.count(c.kv_cache.dtype))
     fail("{}: kv_cache.dtype = \"{}\" (expected auto, float32, float16 or bfloat16)", src, c.kv_cache.dtype);

@@ -42,6 +42,8 @@ struct KVCacheSection {
   int64_t block_size = 16;           // tokens per page
   int64_t num_pages = 0;             // explicit page count; 0: derive from memory_mb
   double memory_mb = 256.0;          // KV memory budget when num_pages = 0
+  double memory_fraction = 0.0;      // > 0 (device backends): that share of the device memory free
+                                     // once the weights are loaded, instead of memory_mb
   std::string dtype = "auto";        // auto (backend's default) | float32 | float16 | bfloat16
 };
 

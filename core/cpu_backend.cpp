@@ -61,6 +61,7 @@ void CpuBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMe
   a.token_seq = meta.token_seq.data();
   a.block_tables = tables.data();
   a.kv_len = meta.kv_len.data();
+  a.tables_per_seq = meta.tables_per_seq;
   if (!meta.mask.empty()) {
     a.mask_start = meta.mask_start.data();
     a.mask = meta.mask.data();

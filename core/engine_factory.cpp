@@ -21,8 +21,24 @@ namespace {
 
 // How the config sized the KV cache, for messages.
 std::string kv_budget_setting(const EngineConfig& config) {
-  return config.kv_cache.num_pages > 0 ? fmt::format("kv_cache.num_pages = {}", config.kv_cache.num_pages)
-                                       : fmt::format("kv_cache.memory_mb = {}", config.kv_cache.memory_mb);
+  if (config.kv_cache.num_pages > 0) return fmt::format("kv_cache.num_pages = {}", config.kv_cache.num_pages);
+  if (config.kv_cache.memory_fraction > 0)
+    return fmt::format("kv_cache.memory_fraction = {}", config.kv_cache.memory_fraction);
+  return fmt::format("kv_cache.memory_mb = {}", config.kv_cache.memory_mb);
+}
+
+// kv_cache.memory_fraction: the pool takes that share of the device memory left once the weights
+// are in (the rest stays for activations, workspaces and graphs).
+int64_t pages_for_free_memory(const EngineConfig& config, const KVLayout& layout, Backend& backend) {
+  const std::optional<size_t> free = backend.free_device_memory();
+  DRIFT_CHECK(free.has_value(), "backend {} reports no free device memory", backend.name());
+  const auto bytes = static_cast<size_t>(static_cast<double>(*free) * config.kv_cache.memory_fraction);
+  const int64_t pages = std::min(layout.pages_for_budget(bytes), limits::kMaxKvSlots / config.kv_cache.block_size);
+  if (pages < 1)
+    fail("{}: {} of the {:.0f} MiB free after loading the weights holds no KV page ({} bytes per page)", config.source,
+         kv_budget_setting(config), *free / 1048576.0, layout.bytes_per_page());
+  spdlog::info("KV cache: {} of {:.0f} MiB free device memory", kv_budget_setting(config), *free / 1048576.0);
+  return pages;
 }
 
 int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
@@ -86,7 +102,12 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
 
   EngineOptions options;
   options.block_size = config.kv_cache.block_size;
-  options.num_pages = derive_num_pages(config, layout);
+  const bool from_free_memory = config.kv_cache.num_pages == 0 && config.kv_cache.memory_fraction > 0;
+  if (from_free_memory && backend->device() == Device::CPU)
+    fail("{}: kv_cache.memory_fraction needs a device backend; backend {} sizes its KV cache with memory_mb or "
+         "num_pages",
+         source, backend->name());
+  if (!from_free_memory) options.num_pages = derive_num_pages(config, layout);
   if (backend->device() == Device::CPU) check_kv_fits_host_memory(config, options.num_pages, layout);  // before loading weights
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
@@ -104,6 +125,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {})", architecture_name(model.arch), dir,
                model.num_layers, model.hidden_size, model.vocab_size);
   ModelWeights weights = load_model_weights(dir, model, *backend);
+  if (from_free_memory) options.num_pages = pages_for_free_memory(config, layout, *backend);
   spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token), backend {}", options.num_pages,
                options.block_size, options.num_pages * layout.bytes_per_page() / 1048576.0, layout.bytes_per_token(),
                backend->name());

@@ -289,6 +289,7 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
   p.block_tables = d.block_tables;
   p.table_stride = d.table_stride;
   p.kv_len = d.kv_len;
+  p.tables_per_seq = d.tables_per_seq;
   p.max_kv_len = d.max_kv_len;
   p.mask_start = d.mask_start;
   p.mask = d.mask;

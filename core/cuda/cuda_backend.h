@@ -62,6 +62,7 @@ class CudaBackend final : public Backend {
   void convert(const Tensor& src, Tensor& dst) override;
   std::vector<int32_t> pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) override;
   void* stream_handle() override { return stream_; }
+  std::optional<size_t> free_device_memory() override;
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
   void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) override;
 

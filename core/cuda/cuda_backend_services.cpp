@@ -49,6 +49,12 @@ const int32_t* CudaBackend::sorted_columns(const float* x, int64_t rows, int64_t
   return order;
 }
 
+std::optional<size_t> CudaBackend::free_device_memory() {
+  size_t free = 0, total = 0;
+  DRIFT_CUDA(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 void CudaBackend::convert(const Tensor& src, Tensor& dst) {
   DRIFT_CHECK(src.numel() == dst.numel(), "convert of {} into {}", src.shape_string(), dst.shape_string());
   cuda::convert(src.data(), elem_type(src), dst.data(), elem_type(dst), src.numel(), stream_);

@@ -90,6 +90,7 @@ DeviceAttention device_view(const AttentionMetadata& meta, const AttentionOffset
   d.slots = reinterpret_cast<const int64_t*>(base + o.slots);
   d.block_tables = reinterpret_cast<const int32_t*>(base + o.tables);
   d.table_stride = o.table_stride;
+  d.tables_per_seq = meta.tables_per_seq;
   if (!meta.mask.empty()) {
     d.mask_start = reinterpret_cast<const int32_t*>(base + o.mask_start);
     d.mask = reinterpret_cast<const uint64_t*>(base + o.mask);
@@ -149,7 +150,7 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   uint64_t key = 1469598103934665603ull;
   for (uint64_t v : {uint64_t(inputs.tokens->size()), uint64_t(inputs.logit_rows->size()),
                      uint64_t(m.block_tables.size()), uint64_t(stride), uint64_t(attention_.max_kv_len),
-                     uint64_t(m.mask.empty() ? 0 : m.mask_words)})
+                     uint64_t(m.mask.empty() ? 0 : m.mask_words), uint64_t(m.tables_per_seq)})
     key = (key ^ v) * 1099511628211ull;
   shape_key_ = key;
 }

@@ -11,9 +11,10 @@
 namespace drift::cpu {
 namespace {
 
-bool visible(const PagedAttentionArgs& a, int64_t t, int64_t pos) {
-  if (!a.mask || pos < a.mask_start[t]) return true;
-  const int64_t bit = pos - a.mask_start[t];
+// entry: the (token, kv head) index of kv_len / mask_start; t: the mask row.
+bool visible(const PagedAttentionArgs& a, int64_t entry, int64_t t, int64_t pos) {
+  if (!a.mask || pos < a.mask_start[entry]) return true;
+  const int64_t bit = pos - a.mask_start[entry];
   if (bit >= a.mask_words * 64) return false;
   return (a.mask[t * a.mask_words + bit / 64] >> (bit % 64)) & 1u;
 }
@@ -21,13 +22,15 @@ bool visible(const PagedAttentionArgs& a, int64_t t, int64_t pos) {
 // One query head of one token: scores over visible positions, softmax, weighted sum of V.
 void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vector<float>& scores) {
   const int64_t kv_head = h / (a.num_heads / a.num_kv_heads);
-  const int32_t* table = a.block_tables[a.token_seq[t]];
+  const int64_t list = a.tables_per_seq > 1 ? kv_head : 0;
+  const int64_t entry = t * a.tables_per_seq + list;
+  const int32_t* table = a.block_tables[a.token_seq[t] * a.tables_per_seq + list];
   const float* q = a.q + (t * a.num_heads + h) * a.head_dim;
-  const int64_t len = a.kv_len[t];
+  const int64_t len = a.kv_len[entry];
   scores.assign(len, -std::numeric_limits<float>::infinity());
   float max_score = -std::numeric_limits<float>::infinity();
   for (int64_t pos = 0; pos < len; ++pos) {
-    if (!visible(a, t, pos)) continue;
+    if (!visible(a, entry, t, pos)) continue;
     const int64_t slot = static_cast<int64_t>(table[pos / a.block_size]) * a.block_size + pos % a.block_size;
     scores[pos] = dot(q, a.k_cache + (slot * a.num_kv_heads + kv_head) * a.head_dim, a.head_dim) * a.scale;
     max_score = std::max(max_score, scores[pos]);
@@ -52,7 +55,7 @@ void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vec
 void paged_attention(const PagedAttentionArgs& a) {
   // Split only when there is enough work to pay for waking the workers (~64K multiply-adds).
   int64_t total_kv = 0;
-  for (int64_t t = 0; t < a.tokens; ++t) total_kv += a.kv_len[t];
+  for (int64_t t = 0; t < a.tokens; ++t) total_kv += a.kv_len[t * a.tables_per_seq];
   const int64_t work_per_item = std::max<int64_t>(1, total_kv / std::max<int64_t>(1, a.tokens) * a.head_dim * 2);
   const int64_t min_chunk = std::max<int64_t>(1, (int64_t{1} << 16) / work_per_item);
   parallel_for(a.tokens * a.num_heads, min_chunk, [&](int64_t begin, int64_t end) {

@@ -17,6 +17,9 @@ struct PagedAttentionArgs {
   const int32_t* token_seq = nullptr;       // [tokens] -> sequence index
   const int32_t* const* block_tables = nullptr;  // per sequence: page ids
   const int32_t* kv_len = nullptr;          // [tokens] visible positions
+  // 1, or num_kv_heads for page lists per (sequence, kv head): then block_tables[s * H + h] is
+  // kv head h's list, and kv_len / mask_start are indexed [t * H + h].
+  int64_t tables_per_seq = 1;
   // Optional tree mask: for token t, position p >= mask_start[t] is visible only when bit
   // (p - mask_start[t]) of mask row t is set. mask_words 64-bit words per row.
   const int32_t* mask_start = nullptr;

@@ -68,7 +68,9 @@ struct PagedAttentionParams {
   const int32_t* token_seq = nullptr;     // [tokens]
   const int32_t* block_tables = nullptr;  // [num_seqs, table_stride]
   int64_t table_stride = 0;
-  const int32_t* kv_len = nullptr;        // [tokens]
+  const int32_t* kv_len = nullptr;        // [tokens * tables_per_seq]
+  int64_t tables_per_seq = 1;             // num_kv_heads: page lists per (sequence, kv head), as
+                                          // kernels/cpu/paged_attention.h
   int64_t max_kv_len = 0;                 // max over kv_len (host value: sizes the grid)
   const int32_t* mask_start = nullptr;    // optional tree mask, as kernels/cpu/paged_attention.h
   const uint64_t* mask = nullptr;

@@ -59,9 +59,15 @@ __device__ __forceinline__ void unpack(const typename LaneVec<PER_LANE>::T& raw,
   }
 }
 
-__device__ __forceinline__ bool visible(const PagedAttentionParams& p, int64_t t, int64_t pos) {
-  if (!p.mask || pos < p.mask_start[t]) return true;
-  const int64_t bit = pos - p.mask_start[t];
+// entry: the (query, kv head) index of kv_len / mask_start (the query itself unless page lists
+// are per kv head); t: the mask row.
+__device__ __forceinline__ int64_t entry_of(const PagedAttentionParams& p, int64_t t, int64_t kv_head) {
+  return p.tables_per_seq > 1 ? t * p.tables_per_seq + kv_head : t;
+}
+
+__device__ __forceinline__ bool visible(const PagedAttentionParams& p, int64_t entry, int64_t t, int64_t pos) {
+  if (!p.mask || pos < p.mask_start[entry]) return true;
+  const int64_t bit = pos - p.mask_start[entry];
   if (bit >= p.mask_words * 64) return false;
   return (p.mask[t * p.mask_words + bit / 64] >> (bit % 64)) & 1u;
 }
@@ -93,7 +99,8 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
   const int64_t head0 = kv_head * s.group + (blockIdx.y % blocks_per_kv) * s.heads_per_block;
   const int g = static_cast<int>(min(s.heads_per_block, kv_head * s.group + s.group - head0));
   const int64_t chunk = blockIdx.z;
-  const int64_t len = p.kv_len[t];
+  const int64_t entry = entry_of(p, t, kv_head);
+  const int64_t len = p.kv_len[entry];
   const int64_t begin = chunk * kAttentionChunk;
   if (begin >= len) return;
   const int64_t end = min(begin + kAttentionChunk, len);
@@ -121,7 +128,9 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
     for (int i = 0; i < PER_LANE; ++i) acc[h][i] = 0.0f;
   }
 
-  const int32_t* table = p.block_tables + static_cast<int64_t>(p.token_seq[t]) * p.table_stride;
+  const int64_t list = p.tables_per_seq > 1 ? kv_head : 0;
+  const int32_t* table =
+      p.block_tables + (static_cast<int64_t>(p.token_seq[t]) * p.tables_per_seq + list) * p.table_stride;
   const __nv_bfloat16* k_cache = static_cast<const __nv_bfloat16*>(p.k_cache);
   const __nv_bfloat16* v_cache = static_cast<const __nv_bfloat16*>(p.v_cache);
   for (int64_t base = begin + warp; base < end; base += kWarps * kUnroll) {
@@ -130,7 +139,7 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t pos = base + u * kWarps;
-      use[u] = pos < end && visible(p, t, pos);
+      use[u] = pos < end && visible(p, entry, t, pos);
       kraw[u] = Vec{};
       vraw[u] = Vec{};
       if (use[u] && active) {
@@ -205,7 +214,8 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
 template <int HEAD_DIM>
 __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
   const int64_t q_local = blockIdx.x, t = s.first_query + q_local, head = blockIdx.y;
-  const int64_t chunks = (p.kv_len[t] + kAttentionChunk - 1) / kAttentionChunk;
+  const int64_t kv_head = head / (p.num_heads / p.num_kv_heads);
+  const int64_t chunks = (p.kv_len[entry_of(p, t, kv_head)] + kAttentionChunk - 1) / kAttentionChunk;
   const float* part = partial_base(p, s, q_local, head, HEAD_DIM);
   float big = -INFINITY;
   for (int64_t c = 0; c < chunks; ++c) big = fmaxf(big, part[c * 2]);

@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "core/engine.h"
+#include "core/error.h"
 #include "support/test_data.h"
 
 namespace drift {
@@ -46,6 +47,23 @@ TEST(EngineStartup, LargeKvBudgetIsNotTouchedUntilUsed) {
   const std::vector<int32_t> expected = greedy(*small);
   EXPECT_EQ(expected.size(), 32u);
   EXPECT_EQ(greedy(*engine), expected);
+}
+
+// memory_fraction sizes the pool from free device memory: the CPU backend has none to report, so
+// the setting is refused by name rather than silently ignored.
+TEST(EngineStartup, MemoryFractionNeedsADeviceBackend) {
+  EngineConfig config;
+  config.source = "f.toml";
+  config.model.path = test::test_data_path("models/stories260K");
+  config.kv_cache.memory_fraction = 0.5;
+  try {
+    Engine::from_config(config);
+    FAIL() << "expected an error";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "f.toml: kv_cache.memory_fraction needs a device backend; backend cpu sizes its KV cache with memory_mb "
+              "or num_pages");
+  }
 }
 
 }  // namespace

@@ -233,6 +233,61 @@ TEST_F(CudaAttentionTest, DecodePrefillAndTreeQueriesMatchCpu) {
   }
 }
 
+// A partial-verification view (SpecPV): each kv head attends to its own subset of a sequence's
+// full pages plus the tail pages holding a draft tree, under the tree mask; decode queries of a
+// second sequence use their own per-head lists without a mask.
+TEST_F(CudaAttentionTest, PageListsPerKvHeadMatchCpu) {
+  std::mt19937 rng(5);
+  for (PagedCase c : {PagedCase{64, 8, 8, 16}, PagedCase{128, 32, 8, 16}, PagedCase{128, 16, 4, 16},
+                      PagedCase{64, 8, 1, 32}}) {
+    for (int64_t full_pages : {1, 3, 40, 300}) {
+      const int64_t tree_nodes = 13, words = 1;
+      PagedFixture f(*this, c, 2 * (full_pages + 2) + 4);
+      const int64_t h_count = c.num_kv_heads;
+      f.meta.tables_per_seq = h_count;
+      std::vector<std::vector<int32_t>> tables;
+      for (int s = 0; s < 2; ++s) {
+        const int32_t seq = f.add_sequence(full_pages * c.block_size + tree_nodes);
+        tables.push_back(f.meta.block_tables[seq]);
+      }
+      f.meta.block_tables.clear();
+      std::vector<int64_t> kept(2 * h_count);  // full pages each (sequence, kv head) keeps
+      for (int s = 0; s < 2; ++s)
+        for (int64_t h = 0; h < h_count; ++h) {
+          std::vector<int32_t> list;
+          for (int64_t p = 0; p < full_pages; ++p)
+            if (p == 0 || rng() % 3 != 0) list.push_back(tables[s][p]);  // a sink page and a random subset
+          kept[s * h_count + h] = static_cast<int64_t>(list.size());
+          list.insert(list.end(), tables[s].begin() + full_pages, tables[s].end());  // the tree's tail
+          f.meta.block_tables.push_back(list);
+        }
+      f.meta.mask_words = words;
+      for (int64_t i = 0; i < tree_nodes; ++i) {  // sequence 0: tree nodes
+        f.meta.token_seq.push_back(0);
+        f.meta.slots.push_back(0);
+        uint64_t row = 0;
+        for (int64_t j = 0; j <= i; ++j)
+          if (j == i || rng() % 2) row |= uint64_t{1} << j;
+        f.meta.mask.push_back(row);
+        for (int64_t h = 0; h < h_count; ++h) {
+          f.meta.kv_len.push_back(static_cast<int32_t>(kept[h] * c.block_size + i + 1));
+          f.meta.mask_start.push_back(static_cast<int32_t>(kept[h] * c.block_size));
+        }
+      }
+      f.meta.token_seq.push_back(1);  // sequence 1: a decode query over its lists, no mask
+      f.meta.slots.push_back(0);
+      f.meta.mask.push_back(0);
+      for (int64_t h = 0; h < h_count; ++h) {
+        f.meta.kv_len.push_back(static_cast<int32_t>(kept[h_count + h] * c.block_size + 1));
+        f.meta.mask_start.push_back(1 << 30);
+      }
+      auto [out, ref] = run(f);
+      EXPECT_LE(rel_error(out, ref), 1e-2) << "head_dim " << c.head_dim << " heads " << c.num_heads << "/"
+                                           << c.num_kv_heads << " full pages " << full_pages;
+    }
+  }
+}
+
 TEST_F(CudaAttentionTest, LongContextDecodeMatchesCpu) {
   for (int64_t context : {16384, 32768}) {
     PagedCase c{128, 32, 8, 16};

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine.h"
+#include "core/model_config.h"
+#include "core/model_layout.h"
 #include "support/cuda_device.h"
 #include "support/golden.h"
 #include "support/run_command.h"
@@ -190,6 +192,27 @@ TEST(GpuGraphsTest, ReplayedForwardsGiveTheEagerTokens) {
   unsetenv("DRIFT_CUDA_GRAPHS");
   const auto eager = test::run_batch(*eager_engine, prompts, {params});
   for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(with_graphs[i].output, eager[i].output) << "prompt " << i;
+}
+
+// kv_cache.memory_fraction: the pool takes that share of the memory free after the weights (a
+// 260K-parameter model leaves practically all of it), and the engine runs on it.
+TEST(GpuEngineTest, KvPoolFromAFractionOfFreeMemory) {
+  std::string why;
+  auto probe = test::cuda_backend_or_null(why);
+  if (!probe) GTEST_SKIP() << why;
+  const std::string dir = test::test_data_path("models/stories260K");
+  EngineConfig c = gpu_config(dir);
+  c.kv_cache.num_pages = 0;
+  c.kv_cache.memory_fraction = 0.25;
+  const size_t free_before = *probe->free_device_memory();
+  auto engine = Engine::from_config(c);
+  const KVLayout layout = ModelLayout{load_model_config(dir)}.kv_layout(c.kv_cache.block_size, DType::BF16);
+  const double pool = static_cast<double>(engine->kv().num_pages()) * static_cast<double>(layout.bytes_per_page());
+  EXPECT_NEAR(pool / static_cast<double>(free_before), 0.25, 0.01) << engine->kv().num_pages() << " pages";
+  SamplingParams params;
+  params.max_new_tokens = 16;
+  const auto runs = test::run_batch(*engine, {{1, 403, 407}}, {params});
+  EXPECT_EQ(runs[0].output.size(), 16u);
 }
 
 // Speculation on the GPU: chains must reproduce the plain GPU output exactly (the skinny GEMM

@@ -93,5 +93,72 @@ TEST(PagedAttentionTest, MatchesDenseReferenceWithShuffledPagesCausalAndTreeMask
   }
 }
 
+
+// Page lists per (sequence, kv head), as a partial verification view: each kv head attends to
+// its own pages (in list order) plus a tree region under a mask; the query heads of a group must
+// equal the dense reference over exactly their kv head's positions.
+TEST(PagedAttentionTest, PageListsPerKvHeadAttendToTheirOwnPositions) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  const int64_t heads = 6, kv_heads = 3, d = 8, block = 4, num_pages = 12;
+  const float scale = 0.35f;
+  std::vector<float> k_cache(num_pages * block * kv_heads * d), v_cache(k_cache.size());
+  for (auto& x : k_cache) x = normal(rng);
+  for (auto& x : v_cache) x = normal(rng);
+  // Lists for kv heads 0..2: different pages, different lengths; the last page of each list is
+  // the shared tail (page 9) holding 3 tree nodes at its slots 0..2.
+  const std::vector<std::vector<int32_t>> lists = {{4, 1, 9}, {7, 9}, {0, 2, 11, 9}};
+  const int64_t tree_nodes = 3;
+  // Query = tree node 2 (child of node 0): sees its list's full pages, node 0 and itself.
+  const uint64_t node2_bits = 0b101;
+  std::vector<float> q(heads * d);
+  for (auto& x : q) x = normal(rng);
+
+  std::vector<int32_t> kv_len, mask_start;
+  for (const auto& list : lists) {
+    const auto full = static_cast<int32_t>((list.size() - 1) * block);
+    kv_len.push_back(full + static_cast<int32_t>(tree_nodes));
+    mask_start.push_back(full);
+  }
+  std::vector<const int32_t*> tables;
+  for (const auto& list : lists) tables.push_back(list.data());
+  const int32_t token_seq = 0;
+  std::vector<float> out(heads * d);
+  PagedAttentionArgs a;
+  a.q = q.data();
+  a.k_cache = k_cache.data();
+  a.v_cache = v_cache.data();
+  a.out = out.data();
+  a.tokens = 1;
+  a.num_heads = heads;
+  a.num_kv_heads = kv_heads;
+  a.head_dim = d;
+  a.block_size = block;
+  a.scale = scale;
+  a.token_seq = &token_seq;
+  a.block_tables = tables.data();
+  a.kv_len = kv_len.data();
+  a.tables_per_seq = kv_heads;
+  a.mask_start = mask_start.data();
+  a.mask = &node2_bits;
+  a.mask_words = 1;
+  paged_attention(a);
+
+  for (int64_t g = 0; g < kv_heads; ++g) {
+    // Dense K/V of kv head g's positions (every kv head's slots gathered; only g's are used).
+    std::vector<float> dense_k, dense_v;
+    std::vector<bool> visible;
+    for (int64_t pos = 0; pos < kv_len[g]; ++pos) {
+      const int64_t slot = static_cast<int64_t>(lists[g][pos / block]) * block + pos % block;
+      dense_k.insert(dense_k.end(), k_cache.begin() + slot * kv_heads * d, k_cache.begin() + (slot + 1) * kv_heads * d);
+      dense_v.insert(dense_v.end(), v_cache.begin() + slot * kv_heads * d, v_cache.begin() + (slot + 1) * kv_heads * d);
+      visible.push_back(pos < mask_start[g] || ((node2_bits >> (pos - mask_start[g])) & 1u));
+    }
+    const std::vector<double> ref = naive(q, dense_k, dense_v, heads, kv_heads, d, scale, visible);
+    for (int64_t h = g * (heads / kv_heads); h < (g + 1) * (heads / kv_heads); ++h)
+      for (int64_t i = 0; i < d; ++i) EXPECT_NEAR(out[h * d + i], ref[h * d + i], 1e-5) << "kv head " << g << " head " << h;
+  }
+}
+
 }  // namespace
 }  // namespace drift::cpu
