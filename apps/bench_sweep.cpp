@@ -133,7 +133,7 @@ double copy_bandwidth(Backend& backend) {
 
 nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions& o) {
   const ModelConfig model = load_model_config(config.model.path);
-  auto backend = create_backend(config.engine.backend);
+  auto backend = create_backend(config);
   const int64_t block = config.kv_cache.block_size;
   const KVLayout layout = ModelLayout{model}.kv_layout(block, backend->compute_dtype());
   // Enough pages for the largest row: 64 sequences of 512 + 128, or one of max_context + a tree.

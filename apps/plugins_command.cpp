@@ -55,7 +55,7 @@ void describe_model(PluginHost& host, const EngineConfig& config, std::unique_pt
   if (dir.empty()) return;
   const ModelConfig model = load_model_config(dir);
   const auto tokenizer = load_tokenizer_if_present(dir);
-  backend = create_backend(config.engine.backend);
+  backend = create_backend(config);
   install_compute_callbacks(host.callbacks(), *backend, model, compute_rope_frequencies(model.rope, model.head_dim));
   host.set_model_info(make_model_info(model, checkpoint_special_tokens(dir, tokenizer.get()), config.kv_cache.block_size,
                                       0, to_drift_device(backend->device()), to_drift_dtype(backend->compute_dtype())));

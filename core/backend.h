@@ -58,6 +58,13 @@ struct RowSampling {
   uint64_t output_index = 0;
 };
 
+// A checkpoint tensor's bytes as stored (e.g. mapped from a safetensors file), in its own dtype.
+struct RawTensor {
+  const void* data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -88,6 +95,10 @@ class Backend {
   virtual void end_forward_capture(const Tensor& /*output*/) {}
   virtual void set_forward_graphs(bool /*enabled*/) {}
   virtual Tensor upload(const Tensor& host_f32) = 0;      // to device, in compute_dtype
+  // A weight on the device in compute_dtype: the row blocks (same trailing shape) stacked in
+  // order, e.g. q|k|v. The default converts on the host through fp32; a device backend converts
+  // where the weight lands.
+  virtual Tensor load_weight(std::span<const RawTensor> row_blocks);
   virtual Tensor to_host_f32(const Tensor& t) = 0;
   // Waits for all queued work (timing; a device backend runs ops asynchronously).
   virtual void synchronize() {}
@@ -150,9 +161,14 @@ class Backend {
                           std::span<const int64_t> dst) = 0;
 };
 
-// "cpu" (always) or "cuda" (when built with CUDA and a GPU is present). Throws DriftError naming
-// the backend otherwise.
-std::unique_ptr<Backend> create_backend(const std::string& name);
+// "cpu" (always) or "cuda" (when built with CUDA and a GPU is present), storing `storage` (cpu:
+// F32; cuda: BF16 or F16). Throws DriftError naming the backend otherwise.
+std::unique_ptr<Backend> create_backend(const std::string& name, DType storage);
+std::unique_ptr<Backend> create_backend(const std::string& name);  // the backend's default storage
+// The backend a config names, storing what engine.dtype asks for ("auto": float32 on cpu; on cuda
+// the checkpoint's own float16 or bfloat16, bfloat16 for float32 checkpoints). Errors name the key.
+struct EngineConfig;
+std::unique_ptr<Backend> create_backend(const EngineConfig& config);
 // Whether this build has the CUDA backend (nvcc was found at configure time).
 bool cuda_backend_compiled();
 

@@ -2,7 +2,10 @@
 // services a backend does not implement.
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/safetensors.h"
 #include "core/sampler.h"
+
+#include <algorithm>
 
 namespace drift {
 
@@ -10,6 +13,20 @@ void Backend::convert(const Tensor& src, Tensor& dst) {
   DRIFT_CHECK(src.dtype() == dst.dtype(), "backend {}: no conversion from {} to {}", name(), dtype_name(src.dtype()),
               dtype_name(dst.dtype()));
   copy(src, dst);
+}
+
+Tensor Backend::load_weight(std::span<const RawTensor> row_blocks) {
+  std::vector<int64_t> shape = row_blocks[0].shape;
+  shape[0] = 0;
+  for (const RawTensor& part : row_blocks) shape[0] += part.shape[0];
+  Tensor host = Tensor::zeros(shape);
+  float* out = host.as<float>();
+  for (const RawTensor& part : row_blocks) {
+    const Tensor f32 = to_f32(TensorInfo{"", part.dtype, part.shape, part.data, 0, ""});
+    std::copy(f32.as<float>(), f32.as<float>() + f32.numel(), out);
+    out += f32.numel();
+  }
+  return upload(host);
 }
 
 std::vector<int32_t> Backend::pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) {

@@ -133,6 +133,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
   if (const auto* t = section(root, "engine", source)) {
     SectionReader r(*t, "engine", source);
     r.read("backend", c.engine.backend);
+    r.read("dtype", c.engine.dtype);
     r.read("max_batch_size", c.engine.max_batch_size);
     r.read("max_num_tokens", c.engine.max_num_tokens);
     r.read("max_seq_len", c.engine.max_seq_len);
@@ -233,6 +234,9 @@ void validate_config(const EngineConfig& c) {
   };
   if (std::string bad = check_backend_name(c.engine.backend); !bad.empty())
     fail("{}: engine.backend = \"{}\": {}", src, c.engine.backend, bad);
+  static const std::set<std::string> storage = {"auto", "float32", "float16", "bfloat16"};
+  if (!storage.count(c.engine.dtype))
+    fail("{}: engine.dtype = \"{}\" (expected auto, float32, float16 or bfloat16)", src, c.engine.dtype);
   in_range("engine.max_batch_size", c.engine.max_batch_size, 1, limits::kMaxBatchSize);
   in_range("engine.max_num_tokens", c.engine.max_num_tokens, 1, limits::kMaxNumTokens);
   in_range("engine.max_seq_len", c.engine.max_seq_len, 0, limits::kMaxSeqLen);

@@ -31,6 +31,9 @@ struct ModelSection {
 
 struct EngineSection {
   std::string backend = "cpu";       // cpu | cuda
+  // Storage of weights, activations and KV: auto (cpu: float32; cuda: the checkpoint's float16 or
+  // bfloat16, bfloat16 for float32 checkpoints) | float32 (cpu) | bfloat16 | float16 (cuda)
+  std::string dtype = "auto";
   int64_t max_batch_size = 32;       // running sequences at once
   int64_t max_num_tokens = 512;      // per-step token budget (decode + prefill chunks)
   int64_t max_seq_len = 0;           // 0: the model's max_position_embeddings

@@ -94,7 +94,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
          "attention is not implemented, so sequences must stay within the window",
          source, config.engine.max_seq_len, model.sliding_window, dir);
   if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
-  auto backend = create_backend(config.engine.backend);
+  auto backend = create_backend(config);
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
     fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")", source,
          config.kv_cache.dtype, backend->name(), dtype_name(backend->compute_dtype()));

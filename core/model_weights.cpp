@@ -20,13 +20,16 @@ class TensorReader {
  public:
   explicit TensorReader(const SafetensorsCheckpoint& ckpt) : ckpt_(ckpt) {}
 
-  Tensor read(const std::string& name, const std::vector<int64_t>& shape) {
+  RawTensor read(const std::string& name, const std::vector<int64_t>& shape) {
     const TensorInfo& info = ckpt_.get(name);
     if (info.shape != shape)
       fail("tensor '{}' in {} has shape [{}], expected [{}] from config.json", name, info.file,
            fmt::join(info.shape, ", "), fmt::join(shape, ", "));
+    if (info.dtype != DType::F32 && info.dtype != DType::F16 && info.dtype != DType::BF16)
+      fail("tensor '{}' in {} has dtype {}; weights must be float32, float16 or bfloat16", name, info.file,
+           dtype_name(info.dtype));
     used_.insert(name);
-    return to_f32(info);
+    return RawTensor{info.data, info.dtype, info.shape};
   }
 
   // A tensor left over means the checkpoint and config.json disagree (a bias the config turns off,
@@ -40,9 +43,10 @@ class TensorReader {
         spdlog::warn("checkpoint tensor '{}' in {} is ignored: {}", name, file, why);
         continue;
       }
-      fail("tensor '{}' in {} is not used by the {} model config.json describes ({}): the checkpoint and its "
-           "config.json disagree",
-           name, file, architecture_name(config.arch), unused_reason(name, config));
+      fail(
+          "tensor '{}' in {} is not used by the {} model config.json describes ({}): the checkpoint and its "
+          "config.json disagree",
+          name, file, architecture_name(config.arch), unused_reason(name, config));
     }
   }
 
@@ -58,7 +62,8 @@ class TensorReader {
     if (std::sscanf(name.c_str(), "model.layers.%d.", &layer) == 1 && layer >= c.num_layers)
       return fmt::format("num_hidden_layers = {}", c.num_layers);
     if (name.find(".self_attn.") != std::string::npos && name.ends_with("_proj.bias"))
-      return c.attention_bias ? fmt::format("{} has no o_proj bias", architecture_name(c.arch)) : "attention_bias = false";
+      return c.attention_bias ? fmt::format("{} has no o_proj bias", architecture_name(c.arch))
+                              : "attention_bias = false";
     if (name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight")) return "only qwen3 has q/k norms";
     return "no such tensor in this architecture";
   }
@@ -67,44 +72,34 @@ class TensorReader {
   std::set<std::string> used_;
 };
 
-// Stacks row blocks [r_i, cols] into one [sum r_i, cols] tensor (or 1-D vectors end to end).
-Tensor concat_rows(const std::vector<Tensor>& parts) {
-  int64_t rows = 0;
-  for (const auto& p : parts) rows += p.dim(0);
-  std::vector<int64_t> shape = parts[0].shape();
-  shape[0] = rows;
-  Tensor out = Tensor::zeros(shape);
-  size_t offset = 0;
-  for (const auto& p : parts) {
-    std::memcpy(out.as<float>() + offset, p.as<float>(), p.nbytes());
-    offset += p.numel();
-  }
-  return out;
+// One weight on the backend: a single tensor, or row blocks stacked (fused q|k|v, gate|up).
+Tensor load(Backend& backend, std::initializer_list<RawTensor> row_blocks) {
+  return backend.load_weight(std::span<const RawTensor>(row_blocks.begin(), row_blocks.size()));
 }
 
 LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backend& backend) {
   const std::string p = fmt::format("model.layers.{}.", i);
   const int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_heads * d, kv_out = c.num_kv_heads * d;
   LayerWeights w;
-  w.input_norm = backend.upload(r.read(p + "input_layernorm.weight", {h}));
-  w.post_norm = backend.upload(r.read(p + "post_attention_layernorm.weight", {h}));
-  w.qkv = backend.upload(concat_rows({r.read(p + "self_attn.q_proj.weight", {q_out, h}),
-                                      r.read(p + "self_attn.k_proj.weight", {kv_out, h}),
-                                      r.read(p + "self_attn.v_proj.weight", {kv_out, h})}));
+  w.input_norm = load(backend, {r.read(p + "input_layernorm.weight", {h})});
+  w.post_norm = load(backend, {r.read(p + "post_attention_layernorm.weight", {h})});
+  w.qkv = load(backend,
+               {r.read(p + "self_attn.q_proj.weight", {q_out, h}), r.read(p + "self_attn.k_proj.weight", {kv_out, h}),
+                r.read(p + "self_attn.v_proj.weight", {kv_out, h})});
   if (c.attention_bias)
-    w.qkv_bias = backend.upload(concat_rows({r.read(p + "self_attn.q_proj.bias", {q_out}),
-                                             r.read(p + "self_attn.k_proj.bias", {kv_out}),
-                                             r.read(p + "self_attn.v_proj.bias", {kv_out})}));
+    w.qkv_bias =
+        load(backend, {r.read(p + "self_attn.q_proj.bias", {q_out}), r.read(p + "self_attn.k_proj.bias", {kv_out}),
+                       r.read(p + "self_attn.v_proj.bias", {kv_out})});
   if (c.qk_norm) {
-    w.q_norm = backend.upload(r.read(p + "self_attn.q_norm.weight", {d}));
-    w.k_norm = backend.upload(r.read(p + "self_attn.k_norm.weight", {d}));
+    w.q_norm = load(backend, {r.read(p + "self_attn.q_norm.weight", {d})});
+    w.k_norm = load(backend, {r.read(p + "self_attn.k_norm.weight", {d})});
   }
-  w.o_proj = backend.upload(r.read(p + "self_attn.o_proj.weight", {h, q_out}));
+  w.o_proj = load(backend, {r.read(p + "self_attn.o_proj.weight", {h, q_out})});
   if (c.attention_bias && c.arch != Architecture::Qwen2)  // transformers: o_proj bias follows attention_bias
-    w.o_bias = backend.upload(r.read(p + "self_attn.o_proj.bias", {h}));
-  w.gate_up = backend.upload(concat_rows({r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
-                                          r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})}));
-  w.down = backend.upload(r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size}));
+    w.o_bias = load(backend, {r.read(p + "self_attn.o_proj.bias", {h})});
+  w.gate_up = load(backend, {r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
+                             r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})});
+  w.down = load(backend, {r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size})});
   return w;
 }
 
@@ -114,11 +109,12 @@ ModelWeights load_model_weights(const std::string& dir, const ModelConfig& confi
   SafetensorsCheckpoint ckpt(dir);
   TensorReader reader(ckpt);
   ModelWeights w;
-  w.embed = backend.upload(reader.read("model.embed_tokens.weight", {config.vocab_size, config.hidden_size}));
+  w.embed = load(backend, {reader.read("model.embed_tokens.weight", {config.vocab_size, config.hidden_size})});
   for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, backend));
-  w.final_norm = backend.upload(reader.read("model.norm.weight", {config.hidden_size}));
-  w.lm_head = config.tie_word_embeddings ? w.embed
-                                         : backend.upload(reader.read("lm_head.weight", {config.vocab_size, config.hidden_size}));
+  w.final_norm = load(backend, {reader.read("model.norm.weight", {config.hidden_size})});
+  w.lm_head = config.tie_word_embeddings
+                  ? w.embed
+                  : load(backend, {reader.read("lm_head.weight", {config.vocab_size, config.hidden_size})});
   reader.check_unused(config);
   return w;
 }

@@ -29,20 +29,21 @@ BlasGemm::~BlasGemm() {
 BlasGemm::Plan& BlasGemm::plan(const Key& key) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return it->second;
-  const auto [rows, n, k, y_fp32, bias] = key;
+  const auto [rows, n, k, y_fp32, bias, fp16] = key;
+  const cudaDataType_t storage = fp16 ? CUDA_R_16F : CUDA_R_16BF;
   Plan p;
   DRIFT_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
   DRIFT_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
   DRIFT_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
   if (bias) {
-    // The bias has the output's type (bf16) by default, which is what the weights hold.
+    // The bias has the output's type (the storage type) by default, which is what the weights hold.
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     DRIFT_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
   }
-  DRIFT_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
-  DRIFT_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, k, rows, k));
-  DRIFT_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, y_fp32 ? CUDA_R_32F : CUDA_R_16BF, n, rows, n));
+  DRIFT_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, storage, k, n, k));
+  DRIFT_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, storage, k, rows, k));
+  DRIFT_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, y_fp32 ? CUDA_R_32F : storage, n, rows, n));
   cublasLtMatmulPreference_t pref = nullptr;
   DRIFT_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   DRIFT_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
@@ -60,24 +61,25 @@ BlasGemm::Plan& BlasGemm::plan(const Key& key) {
 }
 
 void BlasGemm::run(const void* x, const void* w, const void* bias, void* y, bool y_fp32, int64_t rows, int64_t n,
-                   int64_t k, cudaStream_t stream) {
+                   int64_t k, cuda::ElemType storage, cudaStream_t stream) {
+  const bool fp16 = storage == cuda::ElemType::F16;
   // The epilogue takes a bias of the output's type; an fp32 output (never biased in the models)
   // or an epilogue cuBLASLt refuses gets the bias added by a kernel afterwards.
   if (bias && (y_fp32 || !bias_epilogue_)) {
-    run(x, w, nullptr, y, y_fp32, rows, n, k, stream);
-    cuda::add_bias(y, y_fp32 ? cuda::ElemType::F32 : cuda::ElemType::BF16, bias, rows, n, stream);
+    run(x, w, nullptr, y, y_fp32, rows, n, k, storage, stream);
+    cuda::add_bias(y, y_fp32 ? cuda::ElemType::F32 : storage, bias, rows, n, storage, stream);
     return;
   }
-  if (bias && !plans_.count({rows, n, k, y_fp32, true})) {
+  if (bias && !plans_.count({rows, n, k, y_fp32, true, fp16})) {
     try {
-      plan({rows, n, k, y_fp32, true});
+      plan({rows, n, k, y_fp32, true, fp16});
     } catch (const DriftError&) {
       bias_epilogue_ = false;
-      run(x, w, bias, y, y_fp32, rows, n, k, stream);
+      run(x, w, bias, y, y_fp32, rows, n, k, storage, stream);
       return;
     }
   }
-  Plan& p = plan({rows, n, k, y_fp32, bias != nullptr});
+  Plan& p = plan({rows, n, k, y_fp32, bias != nullptr, fp16});
   if (bias)
     DRIFT_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   const float alpha = 1.0f, beta = 0.0f;

@@ -9,6 +9,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/ops.h"
+
 namespace drift::cuda_backend {
 
 class BlasGemm {
@@ -18,9 +20,10 @@ class BlasGemm {
   BlasGemm(const BlasGemm&) = delete;
   BlasGemm& operator=(const BlasGemm&) = delete;
 
-  // x bf16 [rows, k], w bf16 [n, k], bias bf16 [n] or null, y [rows, n] bf16 (y_fp32 false) or fp32.
+  // x [rows, k], w [n, k], bias [n] or null, all of `storage` (bf16 or fp16); y [rows, n] of
+  // `storage` (y_fp32 false) or fp32.
   void run(const void* x, const void* w, const void* bias, void* y, bool y_fp32, int64_t rows, int64_t n, int64_t k,
-           cudaStream_t stream);
+           cuda::ElemType storage, cudaStream_t stream);
 
  private:
   struct Plan {
@@ -28,7 +31,7 @@ class BlasGemm {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
   };
-  using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool>;  // rows, n, k, y_fp32, bias
+  using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool>;  // rows, n, k, y_fp32, bias, fp16
   Plan& plan(const Key& key);
 
   cublasLtHandle_t handle_ = nullptr;

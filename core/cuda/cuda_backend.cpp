@@ -5,7 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/cuda/bf16_host.h"
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/tensor_kind.h"
 #include "core/error.h"
@@ -21,9 +20,16 @@ using cuda_backend::expect_dtype;
 
 constexpr int64_t kAttentionWorkspaceBytes = int64_t{256} << 20;
 
+[[noreturn]] ElemType fail_type(DType dtype) {
+  fail("CUDA backend: cannot load {} checkpoint tensors (float32, bfloat16 and float16 only)", dtype_name(dtype));
+}
+
 }  // namespace
 
-CudaBackend::CudaBackend() {
+CudaBackend::CudaBackend(DType storage) : storage_(storage) {
+  if (storage != DType::BF16 && storage != DType::F16)
+    fail("backend 'cuda' stores bfloat16 or float16, not {}", dtype_name(storage));
+  storage_type_ = storage == DType::F16 ? ElemType::F16 : ElemType::BF16;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0)
@@ -38,8 +44,8 @@ CudaBackend::CudaBackend() {
   if (const char* env = std::getenv("DRIFT_CUDA_GRAPHS"); env && std::string(env) == "0") graphs_enabled_ = false;
   cudaDeviceProp prop{};
   DRIFT_CUDA(cudaGetDeviceProperties(&prop, device_));
-  spdlog::info("CUDA backend: {} ({} SMs, {:.1f} GiB)", prop.name, prop.multiProcessorCount,
-               prop.totalGlobalMem / 1073741824.0);
+  spdlog::info("CUDA backend: {} ({} SMs, {:.1f} GiB), {} storage", prop.name, prop.multiProcessorCount,
+               prop.totalGlobalMem / 1073741824.0, dtype_name(storage_));
 }
 
 CudaBackend::~CudaBackend() {
@@ -128,16 +134,44 @@ void CudaBackend::end_forward_capture(const Tensor& output) {
 
 void CudaBackend::end_forward() { upload_.forget_inputs(); }
 
-// Weights arrive as host fp32 (the checkpoint reader's common format) and are rounded to bf16
-// on the host, so loading needs no device staging.
+// Host fp32 goes up as is and is rounded on the device (round to nearest even, as the kernels).
 Tensor CudaBackend::upload(const Tensor& host_f32) {
   expect_dtype(host_f32, DType::F32, "an uploaded tensor");
   DRIFT_CHECK(host_f32.device() == Device::CPU, "CUDA backend: upload takes a host tensor");
-  std::vector<uint16_t> bf16(static_cast<size_t>(host_f32.numel()));
-  cuda_backend::round_to_bf16(host_f32.as<float>(), bf16.data(), host_f32.numel());
-  Tensor out = alloc(host_f32.shape(), DType::BF16);
-  DRIFT_CUDA(cudaMemcpyAsync(out.data(), bf16.data(), bf16.size() * 2, cudaMemcpyHostToDevice, stream_));
-  synchronize();  // bf16 is pageable and goes out of scope
+  RawTensor raw{host_f32.data(), DType::F32, host_f32.shape()};
+  return load_weight(std::span<const RawTensor>(&raw, 1));
+}
+
+// Checkpoint tensors go up in their own dtype, straight from the mapped file, and are converted
+// on the device into the storage dtype (a copy when they already are in it): loading needs no
+// fp32 copy of the model in host memory.
+Tensor CudaBackend::load_weight(std::span<const RawTensor> row_blocks) {
+  std::vector<int64_t> shape = row_blocks[0].shape;
+  shape[0] = 0;
+  for (const RawTensor& part : row_blocks) shape[0] += part.shape[0];
+  Tensor out = alloc(shape, storage_);
+  char* dst = static_cast<char*>(out.data());
+  void* staging = nullptr;
+  for (const RawTensor& part : row_blocks) {
+    int64_t n = 1;
+    for (int64_t d : part.shape) n *= d;
+    const size_t bytes = static_cast<size_t>(n) * dtype_size(part.dtype);
+    if (part.dtype == storage_) {
+      DRIFT_CUDA(cudaMemcpyAsync(dst, part.data, bytes, cudaMemcpyHostToDevice, stream_));
+    } else {
+      const ElemType from = part.dtype == DType::F32 ? ElemType::F32
+                            : part.dtype == DType::BF16 ? ElemType::BF16
+                            : part.dtype == DType::F16 ? ElemType::F16
+                                                       : fail_type(part.dtype);
+      DRIFT_CUDA(cudaMallocAsync(&staging, std::max<size_t>(bytes, 1), stream_));
+      DRIFT_CUDA(cudaMemcpyAsync(staging, part.data, bytes, cudaMemcpyHostToDevice, stream_));
+      cuda::convert(staging, from, dst, storage_type_, n, stream_);
+      DRIFT_LAUNCHED("convert");
+      DRIFT_CUDA(cudaFreeAsync(staging, stream_));
+    }
+    dst += static_cast<size_t>(n) * dtype_size(storage_);
+  }
+  synchronize();  // the sources are host memory the caller may release
   return out;
 }
 
@@ -199,44 +233,46 @@ const cuda_backend::DeviceAttention& CudaBackend::device_attention(const Attenti
 }
 
 void CudaBackend::embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) {
-  expect_dtype(table, DType::BF16, "embedding table");
+  expect_dtype(table, storage_, "embedding table");
   cuda::embedding(table.data(), device_ints(ids), static_cast<int64_t>(ids.size()), table.dim(1), out.data(),
-                  elem_type(out), stream_);
+                  elem_type(out), storage_type_, stream_);
   DRIFT_LAUNCHED("embedding");
 }
 
 void CudaBackend::rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
-  expect_dtype(weight, DType::BF16, "rms_norm weight");
+  expect_dtype(weight, storage_, "rms_norm weight");
   const int64_t dim = weight.numel();
   cuda::rms_norm(x.data(), elem_type(x), weight.data(), eps, x.numel() / dim, dim, out.data(), elem_type(out),
-                 stream_);
+                 storage_type_, stream_);
   DRIFT_LAUNCHED("rms_norm");
 }
 
 void CudaBackend::add_rms_norm(Tensor& residual, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) {
-  if (residual.dtype() != DType::F32 || delta.dtype() != DType::BF16 || out.dtype() != DType::BF16) {
+  if (residual.dtype() != DType::F32 || delta.dtype() != storage_ || out.dtype() != storage_) {
     Backend::add_rms_norm(residual, delta, weight, eps, out);
     return;
   }
   const int64_t dim = weight.numel();
   cuda::add_rms_norm(residual.as<float>(), delta.data(), weight.data(), eps, residual.numel() / dim, dim, out.data(),
-                     stream_);
+                     storage_type_, stream_);
   DRIFT_LAUNCHED("add_rms_norm");
 }
 
 void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
-  expect_dtype(x, DType::BF16, "linear input");
-  expect_dtype(weight, DType::BF16, "linear weight");
+  expect_dtype(x, storage_, "linear input");
+  expect_dtype(weight, storage_, "linear weight");
   const int64_t k = weight.dim(1), n = weight.dim(0), rows = x.numel() / k;
   const void* b = bias.empty() ? nullptr : bias.data();
-  if (cuda::skinny_gemm_mma(x.data(), weight.data(), b, out.data(), elem_type(out), rows, n, k, stream_) ||
-      cuda::skinny_gemm(x.data(), weight.data(), b, out.data(), elem_type(out), rows, n, k, stream_)) {
+  if (cuda::skinny_gemm_mma(x.data(), weight.data(), b, out.data(), elem_type(out), rows, n, k, storage_type_,
+                            stream_) ||
+      cuda::skinny_gemm(x.data(), weight.data(), b, out.data(), elem_type(out), rows, n, k, storage_type_, stream_)) {
     DRIFT_LAUNCHED("skinny_gemm");
     return;
   }
   if (!blas_broken_) {
     try {
-      gemm_->run(x.data(), weight.data(), b, out.data(), out.dtype() == DType::F32, rows, n, k, stream_);
+      gemm_->run(x.data(), weight.data(), b, out.data(), out.dtype() == DType::F32, rows, n, k, storage_type_,
+                 stream_);
       return;
     } catch (const DriftError& e) {
       spdlog::warn("{}; GEMMs of more than {} rows fall back to the skinny kernel, row block by row block (slow)",
@@ -249,17 +285,17 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
     const int64_t count = std::min(cuda::kSkinnyMaxRows, rows - r);
     const void* xr = static_cast<const char*>(x.data()) + r * in_row;
     void* yr = static_cast<char*>(out.data()) + r * out_row;
-    if (!cuda::skinny_gemm_mma(xr, weight.data(), b, yr, elem_type(out), count, n, k, stream_))
-      cuda::skinny_gemm(xr, weight.data(), b, yr, elem_type(out), count, n, k, stream_);
+    if (!cuda::skinny_gemm_mma(xr, weight.data(), b, yr, elem_type(out), count, n, k, storage_type_, stream_))
+      cuda::skinny_gemm(xr, weight.data(), b, yr, elem_type(out), count, n, k, storage_type_, stream_);
   }
   DRIFT_LAUNCHED("skinny_gemm");
 }
 
 void CudaBackend::rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
                        float attention_scale) {
-  expect_dtype(x, DType::BF16, "rope input");
+  expect_dtype(x, storage_, "rope input");
   cuda::rope(x.data(), device_ints(positions), device_floats(inv_freq), x.dim(0), x.dim(1), x.dim(2),
-             attention_scale, stream_);
+             attention_scale, storage_type_, stream_);
   DRIFT_LAUNCHED("rope");
 }
 
@@ -275,6 +311,7 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
                             int64_t block_size, Tensor& out) {
   const cuda_backend::DeviceAttention& d = device_attention(meta);
   cuda::PagedAttentionParams p;
+  p.storage = storage_type_;
   p.q = q.data();
   p.k_cache = kv.k.data();
   p.v_cache = kv.v.data();
@@ -307,7 +344,7 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
 }
 
 void CudaBackend::silu_mul(const Tensor& gate_up, Tensor& out) {
-  cuda::silu_mul(gate_up.data(), out.data(), gate_up.dim(0), out.dim(1), stream_);
+  cuda::silu_mul(gate_up.data(), out.data(), gate_up.dim(0), out.dim(1), storage_type_, stream_);
   DRIFT_LAUNCHED("silu_mul");
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// CudaBackend: the Backend on one NVIDIA GPU. Weights, KV and activations are bf16, the
-// residual stream and logits fp32, all accumulation fp32 (kernels/cuda). One stream carries
+// CudaBackend: the Backend on one NVIDIA GPU. Weights, KV and activations are bf16 or fp16 (the
+// storage dtype chosen at construction), the residual stream and logits fp32, all accumulation
+// fp32 (kernels/cuda). One stream carries
 // every op; a forward's index metadata is uploaded once (begin_forward) and its temporaries come
 // from a workspace arena reused across steps. Host-facing ops (to_host_f32) synchronise.
 #include <cstdint>
@@ -16,18 +17,19 @@
 #include "core/cuda/blas_gemm.h"
 #include "core/cuda/device_arena.h"
 #include "core/cuda/forward_upload.h"
+#include "kernels/cuda/ops.h"
 
 namespace drift {
 
 class CudaBackend final : public Backend {
  public:
-  // Throws DriftError when no usable CUDA device is present.
-  CudaBackend();
+  // Throws DriftError when no usable CUDA device is present or `storage` is neither BF16 nor F16.
+  explicit CudaBackend(DType storage = DType::BF16);
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
   Device device() const override { return Device::CUDA; }
-  DType compute_dtype() const override { return DType::BF16; }
+  DType compute_dtype() const override { return storage_; }
 
   Tensor alloc(std::vector<int64_t> shape, DType dtype) override;
   Tensor scratch(std::vector<int64_t> shape, DType dtype) override;
@@ -38,6 +40,7 @@ class CudaBackend final : public Backend {
   void end_forward_capture(const Tensor& output) override;
   void set_forward_graphs(bool enabled) override { graphs_enabled_ = enabled; }
   Tensor upload(const Tensor& host_f32) override;
+  Tensor load_weight(std::span<const RawTensor> row_blocks) override;
   Tensor to_host_f32(const Tensor& t) override;
 
   void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) override;
@@ -85,6 +88,8 @@ class CudaBackend final : public Backend {
   const cuda_backend::DeviceAttention& device_attention(const AttentionMetadata& meta);
 
   int device_ = 0;
+  DType storage_ = DType::BF16;
+  cuda::ElemType storage_type_ = cuda::ElemType::BF16;
   cudaStream_t stream_ = nullptr;
   cuda_backend::DeviceArena arena_;
   std::unique_ptr<cuda_backend::BlasGemm> gemm_;

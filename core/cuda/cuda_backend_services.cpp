@@ -116,12 +116,12 @@ void CudaBackend::top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indi
 
 void CudaBackend::key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
                               int64_t block_size, Tensor& kmax, Tensor& kmin) {
-  expect_dtype(keys, DType::BF16, "key_summary keys");
+  expect_dtype(keys, storage_, "key_summary keys");
   expect_dtype(kmax, DType::F32, "key_summary kmax");
   expect_dtype(kmin, DType::F32, "key_summary kmin");
   if (pages.empty()) return;
   cuda::key_summary(keys.data(), keys.dim(1) * keys.dim(2), block_size, device_copy(pages), device_copy(filled),
-                    static_cast<int64_t>(pages.size()), kmax.as<float>(), kmin.as<float>(), stream_);
+                    static_cast<int64_t>(pages.size()), kmax.as<float>(), kmin.as<float>(), storage_type_, stream_);
   DRIFT_LAUNCHED("key_summary");
 }
 

@@ -9,7 +9,8 @@ namespace drift::cuda_backend {
 inline cuda::ElemType elem_type(const Tensor& t) {
   if (t.dtype() == DType::F32) return cuda::ElemType::F32;
   if (t.dtype() == DType::BF16) return cuda::ElemType::BF16;
-  fail("the CUDA backend computes on float32 or bfloat16 tensors, got {}", dtype_name(t.dtype()));
+  if (t.dtype() == DType::F16) return cuda::ElemType::F16;
+  fail("the CUDA backend computes on float32, bfloat16 or float16 tensors, got {}", dtype_name(t.dtype()));
 }
 
 inline void expect_dtype(const Tensor& t, DType dtype, const char* what) {

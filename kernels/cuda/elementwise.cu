@@ -1,7 +1,5 @@
 // Elementwise and data-movement kernels: embedding, dtype conversion, SwiGLU, residual add,
 // column splits and row gathers. All are memory-bound one-pass kernels.
-#include <cuda_bf16.h>
-
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/ops.h"
 
@@ -10,12 +8,11 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void embedding_kernel(const __nv_bfloat16* table, const int32_t* ids, int64_t dim, void* out,
-                                 ElemType out_type) {
+template <typename T>
+__global__ void embedding_kernel(const T* table, const int32_t* ids, int64_t dim, void* out, ElemType out_type) {
   const int64_t row = blockIdx.x;
-  const __nv_bfloat16* src = table + static_cast<int64_t>(ids[row]) * dim;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
-    store_float(out, out_type, row * dim + i, __bfloat162float(src[i]));
+  const T* src = table + static_cast<int64_t>(ids[row]) * dim;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) store_float(out, out_type, row * dim + i, to_float(src[i]));
 }
 
 __global__ void convert_kernel(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n) {
@@ -24,14 +21,15 @@ __global__ void convert_kernel(const void* src, ElemType src_type, void* dst, El
     store_float(dst, dst_type, i, load_as_float(src, src_type, i));
 }
 
-__global__ void silu_mul_kernel(const __nv_bfloat16* gate_up, __nv_bfloat16* out, int64_t rows, int64_t inter) {
+template <typename T>
+__global__ void silu_mul_kernel(const T* gate_up, T* out, int64_t rows, int64_t inter) {
   const int64_t n = rows * inter;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / inter, c = i % inter;
-    const float g = __bfloat162float(gate_up[r * 2 * inter + c]);
-    const float u = __bfloat162float(gate_up[r * 2 * inter + inter + c]);
-    out[i] = __float2bfloat16(g / (1.0f + expf(-g)) * u);
+    const float g = to_float(gate_up[r * 2 * inter + c]);
+    const float u = to_float(gate_up[r * 2 * inter + inter + c]);
+    out[i] = from_float<T>(g / (1.0f + expf(-g)) * u);
   }
 }
 
@@ -50,10 +48,11 @@ __global__ void add_kernel(void* x, ElemType x_type, const void* y, ElemType y_t
     store_float(x, x_type, i, load_as_float(x, x_type, i) + load_as_float(y, y_type, i));
 }
 
-__global__ void add_bias_kernel(void* y, ElemType y_type, const __nv_bfloat16* bias, int64_t rows, int64_t n) {
+template <typename T>
+__global__ void add_bias_kernel(void* y, ElemType y_type, const T* bias, int64_t rows, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < rows * n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    store_float(y, y_type, i, load_as_float(y, y_type, i) + __bfloat162float(bias[i % n]));
+    store_float(y, y_type, i, load_as_float(y, y_type, i) + to_float(bias[i % n]));
 }
 
 __global__ void copy_columns_kernel(const char* src, int64_t src_row_bytes, int64_t offset, char* dst,
@@ -90,10 +89,13 @@ unsigned capped_grid(int64_t n) {
 }  // namespace
 
 void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim, void* out, ElemType out_type,
-               cudaStream_t stream) {
+               ElemType storage, cudaStream_t stream) {
   if (rows == 0) return;
-  embedding_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(table),
-                                                                         ids, dim, out, out_type);
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    embedding_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(static_cast<const T*>(table), ids, dim,
+                                                                              out, out_type);
+  });
 }
 
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream) {
@@ -101,10 +103,13 @@ void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, i
   convert_kernel<<<capped_grid(n), kThreads, 0, stream>>>(src, src_type, dst, dst_type, n);
 }
 
-void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, cudaStream_t stream) {
+void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, ElemType storage, cudaStream_t stream) {
   if (rows * inter == 0) return;
-  silu_mul_kernel<<<capped_grid(rows * inter), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(gate_up),
-                                                                      static_cast<__nv_bfloat16*>(out), rows, inter);
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    silu_mul_kernel<T><<<capped_grid(rows * inter), kThreads, 0, stream>>>(static_cast<const T*>(gate_up),
+                                                                           static_cast<T*>(out), rows, inter);
+  });
 }
 
 void silu_mul_pair(const void* gate, ElemType gate_type, const void* up, ElemType up_type, void* out,
@@ -118,10 +123,13 @@ void add_inplace(void* x, ElemType x_type, const void* y, ElemType y_type, int64
   add_kernel<<<capped_grid(n), kThreads, 0, stream>>>(x, x_type, y, y_type, n);
 }
 
-void add_bias(void* y, ElemType y_type, const void* bias, int64_t rows, int64_t n, cudaStream_t stream) {
+void add_bias(void* y, ElemType y_type, const void* bias, int64_t rows, int64_t n, ElemType storage,
+              cudaStream_t stream) {
   if (rows * n == 0) return;
-  add_bias_kernel<<<capped_grid(rows * n), kThreads, 0, stream>>>(y, y_type, static_cast<const __nv_bfloat16*>(bias),
-                                                                  rows, n);
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    add_bias_kernel<T><<<capped_grid(rows * n), kThreads, 0, stream>>>(y, y_type, static_cast<const T*>(bias), rows, n);
+  });
 }
 
 void copy_columns(const void* src, int64_t src_row_bytes, int64_t offset_bytes, void* dst, int64_t width_bytes,

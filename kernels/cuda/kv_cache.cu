@@ -9,8 +9,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void write_kv_kernel(__nv_bfloat16* k_cache, __nv_bfloat16* v_cache, const __nv_bfloat16* k,
-                                const __nv_bfloat16* v, const int64_t* slots, int64_t row) {
+__global__ void write_kv_kernel(uint16_t* k_cache, uint16_t* v_cache, const uint16_t* k,
+                                const uint16_t* v, const int64_t* slots, int64_t row) {
   const int64_t t = blockIdx.x;
   const int64_t slot = slots[t];
   for (int64_t i = threadIdx.x; i < row; i += blockDim.x) {
@@ -34,8 +34,8 @@ void write_kv(void* k_cache, void* v_cache, const void* k, const void* v, const 
               int64_t row_elems, cudaStream_t stream) {
   if (tokens == 0) return;
   write_kv_kernel<<<static_cast<unsigned>(tokens), kThreads, 0, stream>>>(
-      static_cast<__nv_bfloat16*>(k_cache), static_cast<__nv_bfloat16*>(v_cache),
-      static_cast<const __nv_bfloat16*>(k), static_cast<const __nv_bfloat16*>(v), slots, row_elems);
+      static_cast<uint16_t*>(k_cache), static_cast<uint16_t*>(v_cache),
+      static_cast<const uint16_t*>(k), static_cast<const uint16_t*>(v), slots, row_elems);
 }
 
 void copy_page(void* cache, int64_t page_bytes, int32_t src, int32_t dst, cudaStream_t stream) {

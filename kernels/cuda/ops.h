@@ -1,31 +1,34 @@
 #pragma once
 // CUDA kernels of the CUDA backend, behind plain C++ declarations (no CUDA types but
 // cudaStream_t, no engine headers): core/cuda/ calls these, tests/cuda checks them against the
-// CPU backend. Storage is bf16 (weights, KV, activations) with fp32 accumulation; the residual
-// stream and the logits are fp32. `ElemType` says what an activation argument holds.
+// CPU backend. Storage is bf16 or fp16 (weights, KV, activations) with fp32 accumulation; the
+// residual stream and the logits are fp32. `ElemType` says what an argument holds.
 #include <cstdint>
 
 #include <cuda_runtime.h>
 
 namespace drift::cuda {
 
-enum class ElemType : int { F32 = 0, BF16 = 1 };
+// F32: activations; BF16 / F16: the storage type of weights, KV and activations (`storage`
+// arguments name which one a kernel reads and writes).
+enum class ElemType : int { F32 = 0, BF16 = 1, F16 = 2 };
 
 // --- elementwise (elementwise.cu) ---
-// out[i, :] = table[ids[i], :]; table bf16 [vocab, dim].
+// out[i, :] = table[ids[i], :]; table [vocab, dim] of `storage`.
 void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim, void* out, ElemType out_type,
-               cudaStream_t stream);
+               ElemType storage, cudaStream_t stream);
 // dst = convert(src), n elements.
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream);
-// out[r, :] = silu(gate_up[r, :inter]) * gate_up[r, inter:], bf16.
-void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, cudaStream_t stream);
+// out[r, :] = silu(gate_up[r, :inter]) * gate_up[r, inter:], both of `storage`.
+void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, ElemType storage, cudaStream_t stream);
 // out = silu(gate) * up elementwise, n elements of any activation type (out may be gate or up).
 void silu_mul_pair(const void* gate, ElemType gate_type, const void* up, ElemType up_type, void* out,
                    ElemType out_type, int64_t n, cudaStream_t stream);
 // x (fp32 or bf16) += y (fp32 or bf16), n elements.
 void add_inplace(void* x, ElemType x_type, const void* y, ElemType y_type, int64_t n, cudaStream_t stream);
-// y[r, c] += bias[c] (bias bf16 [n], y bf16 or fp32 [rows, n]).
-void add_bias(void* y, ElemType y_type, const void* bias, int64_t rows, int64_t n, cudaStream_t stream);
+// y[r, c] += bias[c] (bias [n] of `storage`, y [rows, n] of y_type).
+void add_bias(void* y, ElemType y_type, const void* bias, int64_t rows, int64_t n, ElemType storage,
+              cudaStream_t stream);
 // dst[r, 0:width] = src[r, offset:offset+width] for `rows` rows, byte-wise columns.
 void copy_columns(const void* src, int64_t src_row_bytes, int64_t offset_bytes, void* dst, int64_t width_bytes,
                   int64_t rows, cudaStream_t stream);
@@ -34,20 +37,21 @@ void gather_rows(const void* x, const int32_t* rows, int64_t count, int64_t row_
                  cudaStream_t stream);
 
 // --- normalisation (rms_norm.cu) ---
-// out[r] = x[r] / rms(x[r]) * weight (weight bf16 [dim]); out may be x.
+// out[r] = x[r] / rms(x[r]) * weight (weight [dim] of `storage`); out may be x.
 void rms_norm(const void* x, ElemType x_type, const void* weight, float eps, int64_t rows, int64_t dim, void* out,
-              ElemType out_type, cudaStream_t stream);
-// residual (fp32) += delta (bf16); out (bf16) = rms_norm(residual): the fused pre-norm step.
+              ElemType out_type, ElemType storage, cudaStream_t stream);
+// residual (fp32) += delta; out = rms_norm(residual) (delta, weight, out of `storage`): the fused
+// pre-norm step.
 void add_rms_norm(float* residual, const void* delta, const void* weight, float eps, int64_t rows, int64_t dim,
-                  void* out, cudaStream_t stream);
+                  void* out, ElemType storage, cudaStream_t stream);
 
 // --- rotary embedding (rope.cu) ---
-// x bf16 [tokens, heads, head_dim] rotated in place (rotate-half layout, as transformers).
+// x [tokens, heads, head_dim] of `storage` rotated in place (rotate-half layout, as transformers).
 void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
-          float attention_scale, cudaStream_t stream);
+          float attention_scale, ElemType storage, cudaStream_t stream);
 
 // --- paged KV (kv_cache.cu) ---
-// k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim bf16 elements.
+// k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim 16-bit elements.
 void write_kv(void* k_cache, void* v_cache, const void* k, const void* v, const int64_t* slots, int64_t tokens,
               int64_t row_elems, cudaStream_t stream);
 // Copies `bytes` bytes at page src to page dst of a buffer (one layer's K or V).
@@ -59,10 +63,11 @@ void copy_slots(void* cache, int64_t slot_bytes, const int64_t* src, const int64
 
 // --- attention (paged_attention.cu) ---
 struct PagedAttentionParams {
-  const void* q = nullptr;        // bf16 [tokens, num_heads, head_dim]
-  const void* k_cache = nullptr;  // bf16 [slots, num_kv_heads, head_dim]
+  ElemType storage = ElemType::BF16;  // of q, the caches and out
+  const void* q = nullptr;        // [tokens, num_heads, head_dim]
+  const void* k_cache = nullptr;  // [slots, num_kv_heads, head_dim]
   const void* v_cache = nullptr;
-  void* out = nullptr;            // bf16 [tokens, num_heads, head_dim]
+  void* out = nullptr;            // [tokens, num_heads, head_dim]
   int64_t tokens = 0, num_heads = 0, num_kv_heads = 0, head_dim = 0, block_size = 0;
   float scale = 1.0f;
   const int32_t* token_seq = nullptr;     // [tokens]
@@ -93,15 +98,15 @@ bool paged_attention(const PagedAttentionParams& p, cudaStream_t stream);
 // bandwidth-bound, one pass over w for up to kSkinnyMaxRows rows, and every element reduced in the
 // same order whatever `rows` is (a verify forward and a decode forward round alike).
 constexpr int64_t kSkinnyMaxRows = 32;
-// x bf16 [rows, k], w bf16 [n, k], bias bf16 [n] or null; y [rows, n] bf16 or fp32. Loads are
+// x [rows, k], w [n, k], bias [n] or null, all of `storage`; y [rows, n] of y_type. Loads are
 // 16 bytes wide when k % 8 == 0 (narrower otherwise). Returns false unless 1 <= rows <= kSkinnyMaxRows.
 // The tensor-core variant (skinny_gemm_mma.cu), for k % 8 == 0; returns false otherwise. The
 // backend uses it whenever it applies and skinny_gemm (CUDA cores, any k) for the rest, so a
 // given weight always goes through one kernel.
 bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows,
-                     int64_t n, int64_t k, cudaStream_t stream);
+                     int64_t n, int64_t k, ElemType storage, cudaStream_t stream);
 bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
-                 int64_t k, cudaStream_t stream);
+                 int64_t k, ElemType storage, cudaStream_t stream);
 
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].
@@ -133,9 +138,9 @@ struct SampleRowParams {
 // descending order (sort_rows_descending) and params (device memory).
 void sample_sorted_rows(const float* logits, const int32_t* order, int64_t rows, int64_t vocab,
                         const SampleRowParams* params, int32_t* out, cudaStream_t stream);
-// For each listed page i: kmax/kmin[i, :] = elementwise max/min of the bf16 key rows of its first
-// filled[i] (>= 1) slots; a row is row_elems = num_kv_heads * head_dim elements.
+// For each listed page i: kmax/kmin[i, :] = elementwise max/min of the key rows (of `storage`) of
+// its first filled[i] (>= 1) slots; a row is row_elems = num_kv_heads * head_dim elements.
 void key_summary(const void* keys, int64_t row_elems, int64_t block_size, const int32_t* pages, const int32_t* filled,
-                 int64_t num_pages, float* kmax, float* kmin, cudaStream_t stream);
+                 int64_t num_pages, float* kmax, float* kmin, ElemType storage, cudaStream_t stream);
 
 }  // namespace drift::cuda

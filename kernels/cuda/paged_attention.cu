@@ -11,7 +11,7 @@
 // Batch invariance: chunks are fixed by absolute position and every reduction runs in a fixed
 // order over the visible positions, so a query's output depends only on what it sees: a tree
 // node verified in a 17-row forward gets the same bits as the same token decoded alone later.
-#include <cuda_bf16.h>
+#include "kernels/cuda/dtype.cuh"
 
 #include "kernels/cuda/ops.h"
 
@@ -44,16 +44,17 @@ struct LaneVec<8> {
   using T = uint4;
 };
 
-template <int PER_LANE>
+template <typename T, int PER_LANE>
 __device__ __forceinline__ void unpack(const typename LaneVec<PER_LANE>::T& raw, float* out) {
   if constexpr (PER_LANE == 1) {
-    out[0] = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&raw));
+    out[0] = to_float(*reinterpret_cast<const T*>(&raw));
     return;
   }
-  const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  using P = typename Pair<T>::type;
+  const P* pairs = reinterpret_cast<const P*>(&raw);
 #pragma unroll
   for (int i = 0; i < PER_LANE / 2; ++i) {
-    const float2 f = __bfloat1622float2(pairs[i]);
+    const float2 f = to_float2(pairs[i]);
     out[2 * i] = f.x;
     out[2 * i + 1] = f.y;
   }
@@ -85,7 +86,7 @@ __device__ __forceinline__ float* partial_base(const PagedAttentionParams& p, co
   return static_cast<float*>(p.workspace) + (q_local * p.num_heads + head) * s.max_chunks * (head_dim + 2);
 }
 
-template <int HEAD_DIM>
+template <typename T, int HEAD_DIM>
 __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kernel(PagedAttentionParams p,
                                                                                   SliceLayout s) {
   constexpr int kWarps = kWarpsFor<HEAD_DIM>;
@@ -113,9 +114,8 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
     if (h >= g) break;
     Vec raw{};
     if (active)
-      raw = reinterpret_cast<const Vec*>(static_cast<const __nv_bfloat16*>(p.q) +
-                                         (t * p.num_heads + head0 + h) * HEAD_DIM)[lane];
-    unpack<PER_LANE>(raw, q[h]);
+      raw = reinterpret_cast<const Vec*>(static_cast<const T*>(p.q) + (t * p.num_heads + head0 + h) * HEAD_DIM)[lane];
+    unpack<T, PER_LANE>(raw, q[h]);
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) q[h][i] *= p.scale;
   }
@@ -131,8 +131,8 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
   const int64_t list = p.tables_per_seq > 1 ? kv_head : 0;
   const int32_t* table =
       p.block_tables + (static_cast<int64_t>(p.token_seq[t]) * p.tables_per_seq + list) * p.table_stride;
-  const __nv_bfloat16* k_cache = static_cast<const __nv_bfloat16*>(p.k_cache);
-  const __nv_bfloat16* v_cache = static_cast<const __nv_bfloat16*>(p.v_cache);
+  const T* k_cache = static_cast<const T*>(p.k_cache);
+  const T* v_cache = static_cast<const T*>(p.v_cache);
   for (int64_t base = begin + warp; base < end; base += kWarps * kUnroll) {
     Vec kraw[kUnroll], vraw[kUnroll];
     bool use[kUnroll];
@@ -153,8 +153,8 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
     for (int u = 0; u < kUnroll; ++u) {
       if (!use[u]) continue;
       float kf[PER_LANE], vf[PER_LANE];
-      unpack<PER_LANE>(kraw[u], kf);
-      unpack<PER_LANE>(vraw[u], vf);
+      unpack<T, PER_LANE>(kraw[u], kf);
+      unpack<T, PER_LANE>(vraw[u], vf);
 #pragma unroll
       for (int h = 0; h < kMaxGroup; ++h) {
         if (h >= g) break;
@@ -211,7 +211,7 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
 }
 
 // Merges a query head's chunks in chunk order; a query that sees nothing gets zeros.
-template <int HEAD_DIM>
+template <typename T, int HEAD_DIM>
 __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
   const int64_t q_local = blockIdx.x, t = s.first_query + q_local, head = blockIdx.y;
   const int64_t kv_head = head / (p.num_heads / p.num_kv_heads);
@@ -229,11 +229,11 @@ __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
         out = fmaf(part[s.max_chunks * 2 + c * HEAD_DIM + d], f, out);
       }
     const float value = sum > 0.0f ? out / sum : 0.0f;
-    static_cast<__nv_bfloat16*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = __float2bfloat16(value);
+    static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(value);
   }
 }
 
-template <int HEAD_DIM>
+template <typename T, int HEAD_DIM>
 void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t stream) {
   SliceLayout s;
   s.max_chunks = (p.max_kv_len + kAttentionChunk - 1) / kAttentionChunk;
@@ -245,8 +245,8 @@ void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t s
     const int64_t n = p.tokens - first < slice_queries ? p.tokens - first : slice_queries;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(p.num_kv_heads * blocks_per_kv),
                     static_cast<unsigned>(s.max_chunks));
-    attention_chunk_kernel<HEAD_DIM><<<grid, kWarpsFor<HEAD_DIM> * 32, 0, stream>>>(p, s);
-    attention_merge_kernel<HEAD_DIM><<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(p.num_heads)),
+    attention_chunk_kernel<T, HEAD_DIM><<<grid, kWarpsFor<HEAD_DIM> * 32, 0, stream>>>(p, s);
+    attention_merge_kernel<T, HEAD_DIM><<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(p.num_heads)),
                                        HEAD_DIM < 128 ? 32 : 128, 0, stream>>>(p, s);
   }
 }
@@ -264,15 +264,20 @@ bool paged_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   const int64_t per_query = attention_workspace_bytes_per_query(p.num_heads, p.head_dim, p.max_kv_len);
   const int64_t slice = p.workspace_bytes / per_query;
   if (slice < 1) return false;
-  switch (p.head_dim) {
-    case 8: launch<8>(p, slice, stream); return true;
-    case 16: launch<16>(p, slice, stream); return true;
-    case 32: launch<32>(p, slice, stream); return true;
-    case 64: launch<64>(p, slice, stream); return true;
-    case 128: launch<128>(p, slice, stream); return true;
-    case 256: launch<256>(p, slice, stream); return true;
-    default: return false;
-  }
+  bool supported = true;
+  dispatch_storage(p.storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    switch (p.head_dim) {
+      case 8: launch<T, 8>(p, slice, stream); break;
+      case 16: launch<T, 16>(p, slice, stream); break;
+      case 32: launch<T, 32>(p, slice, stream); break;
+      case 64: launch<T, 64>(p, slice, stream); break;
+      case 128: launch<T, 128>(p, slice, stream); break;
+      case 256: launch<T, 256>(p, slice, stream); break;
+      default: supported = false;
+    }
+  });
+  return supported;
 }
 
 }  // namespace drift::cuda

@@ -1,8 +1,6 @@
 // RMSNorm, alone and fused with the residual add that precedes it in every pre-norm block.
 // One block per row; the sum of squares is reduced in fp32 in a fixed order (per row, so
 // independent of the batch).
-#include <cuda_bf16.h>
-
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/ops.h"
 
@@ -22,8 +20,9 @@ __device__ float block_sum(float v) {
   return total;
 }
 
-__global__ void rms_norm_kernel(const void* x, ElemType x_type, const __nv_bfloat16* weight, float eps, int64_t dim,
-                                void* out, ElemType out_type) {
+template <typename T>
+__global__ void rms_norm_kernel(const void* x, ElemType x_type, const T* weight, float eps, int64_t dim, void* out,
+                                ElemType out_type) {
   const int64_t base = blockIdx.x * dim;
   float sq = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
@@ -32,38 +31,43 @@ __global__ void rms_norm_kernel(const void* x, ElemType x_type, const __nv_bfloa
   }
   const float inv = rsqrtf(block_sum(sq) / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += kThreads)
-    store_float(out, out_type, base + i, load_as_float(x, x_type, base + i) * inv * __bfloat162float(weight[i]));
+    store_float(out, out_type, base + i, load_as_float(x, x_type, base + i) * inv * to_float(weight[i]));
 }
 
-__global__ void add_rms_norm_kernel(float* residual, const __nv_bfloat16* delta, const __nv_bfloat16* weight,
-                                    float eps, int64_t dim, __nv_bfloat16* out) {
+template <typename T>
+__global__ void add_rms_norm_kernel(float* residual, const T* delta, const T* weight, float eps, int64_t dim, T* out) {
   const int64_t base = blockIdx.x * dim;
   float sq = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
-    const float v = residual[base + i] + __bfloat162float(delta[base + i]);
+    const float v = residual[base + i] + to_float(delta[base + i]);
     residual[base + i] = v;
     sq = fmaf(v, v, sq);
   }
   const float inv = rsqrtf(block_sum(sq) / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += kThreads)
-    out[base + i] = __float2bfloat16(residual[base + i] * inv * __bfloat162float(weight[i]));
+    out[base + i] = from_float<T>(residual[base + i] * inv * to_float(weight[i]));
 }
 
 }  // namespace
 
 void rms_norm(const void* x, ElemType x_type, const void* weight, float eps, int64_t rows, int64_t dim, void* out,
-              ElemType out_type, cudaStream_t stream) {
+              ElemType out_type, ElemType storage, cudaStream_t stream) {
   if (rows == 0) return;
-  rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      x, x_type, static_cast<const __nv_bfloat16*>(weight), eps, dim, out, out_type);
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    rms_norm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, x_type, static_cast<const T*>(weight),
+                                                                             eps, dim, out, out_type);
+  });
 }
 
 void add_rms_norm(float* residual, const void* delta, const void* weight, float eps, int64_t rows, int64_t dim,
-                  void* out, cudaStream_t stream) {
+                  void* out, ElemType storage, cudaStream_t stream) {
   if (rows == 0) return;
-  add_rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      residual, static_cast<const __nv_bfloat16*>(delta), static_cast<const __nv_bfloat16*>(weight), eps, dim,
-      static_cast<__nv_bfloat16*>(out));
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    add_rms_norm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+        residual, static_cast<const T*>(delta), static_cast<const T*>(weight), eps, dim, static_cast<T*>(out));
+  });
 }
 
 }  // namespace drift::cuda

@@ -1,13 +1,14 @@
 // Rotary position embedding (rotate-half layout), angles in fp32 as transformers computes them:
 // position * inv_freq, then cos/sin with full range reduction (positions reach 32K and beyond).
-#include <cuda_bf16.h>
+#include "kernels/cuda/dtype.cuh"
 
 #include "kernels/cuda/ops.h"
 
 namespace drift::cuda {
 namespace {
 
-__global__ void rope_kernel(__nv_bfloat16* x, const int32_t* positions, const float* inv_freq, int64_t heads,
+template <typename T>
+__global__ void rope_kernel(T* x, const int32_t* positions, const float* inv_freq, int64_t heads,
                             int64_t head_dim, float attention_scale) {
   const int64_t t = blockIdx.x;
   const int64_t half = head_dim / 2;
@@ -18,10 +19,10 @@ __global__ void rope_kernel(__nv_bfloat16* x, const int32_t* positions, const fl
     c *= attention_scale;
     s *= attention_scale;
     for (int64_t h = 0; h < heads; ++h) {
-      __nv_bfloat16* v = x + (t * heads + h) * head_dim;
-      const float a = __bfloat162float(v[i]), b = __bfloat162float(v[i + half]);
-      v[i] = __float2bfloat16(a * c - b * s);
-      v[i + half] = __float2bfloat16(b * c + a * s);
+      T* v = x + (t * heads + h) * head_dim;
+      const float a = to_float(v[i]), b = to_float(v[i + half]);
+      v[i] = from_float<T>(a * c - b * s);
+      v[i + half] = from_float<T>(b * c + a * s);
     }
   }
 }
@@ -29,11 +30,14 @@ __global__ void rope_kernel(__nv_bfloat16* x, const int32_t* positions, const fl
 }  // namespace
 
 void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
-          float attention_scale, cudaStream_t stream) {
+          float attention_scale, ElemType storage, cudaStream_t stream) {
   if (tokens == 0) return;
   const int threads = static_cast<int>(head_dim / 2 < 128 ? head_dim / 2 : 128);
-  rope_kernel<<<static_cast<unsigned>(tokens), threads > 0 ? threads : 1, 0, stream>>>(
-      static_cast<__nv_bfloat16*>(x), positions, inv_freq, heads, head_dim, attention_scale);
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    rope_kernel<T><<<static_cast<unsigned>(tokens), threads > 0 ? threads : 1, 0, stream>>>(
+        static_cast<T*>(x), positions, inv_freq, heads, head_dim, attention_scale);
+  });
 }
 
 }  // namespace drift::cuda

@@ -7,8 +7,6 @@
 // fused multiply-adds, then the warp reduces with one fixed butterfly. Neither depends on ROWS,
 // COLS or the number of rows, so a row's result is bit-identical however many rows share the
 // call (a 17-row verify and a 1-row decode agree exactly).
-#include <cuda_bf16.h>
-
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/ops.h"
 
@@ -33,28 +31,27 @@ struct Load<1> {
   using T = uint16_t;
 };
 
-template <int VEC>
+template <typename T, int VEC>
 __device__ __forceinline__ void fma_vec(const typename Load<VEC>::T& w, const typename Load<VEC>::T& x, float& acc) {
   if constexpr (VEC == 1) {
-    acc = fmaf(__bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&w)),
-               __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&x)), acc);
+    acc = fmaf(to_float(*reinterpret_cast<const T*>(&w)), to_float(*reinterpret_cast<const T*>(&x)), acc);
   } else {
-    const __nv_bfloat162* wv = reinterpret_cast<const __nv_bfloat162*>(&w);
-    const __nv_bfloat162* xv = reinterpret_cast<const __nv_bfloat162*>(&x);
+    using P = typename Pair<T>::type;
+    const P* wv = reinterpret_cast<const P*>(&w);
+    const P* xv = reinterpret_cast<const P*>(&x);
 #pragma unroll
     for (int i = 0; i < VEC / 2; ++i) {
-      const float2 wf = __bfloat1622float2(wv[i]);
-      const float2 xf = __bfloat1622float2(xv[i]);
+      const float2 wf = to_float2(wv[i]);
+      const float2 xf = to_float2(xv[i]);
       acc = fmaf(wf.x, xf.x, acc);
       acc = fmaf(wf.y, xf.y, acc);
     }
   }
 }
 
-template <int ROWS, int COLS, int UNROLL, int VEC>
-__global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(const __nv_bfloat16* __restrict__ x,
-                                                                   const __nv_bfloat16* __restrict__ w,
-                                                                   const __nv_bfloat16* __restrict__ bias, void* y,
+template <typename T, int ROWS, int COLS, int UNROLL, int VEC>
+__global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                                                   const T* __restrict__ bias, void* y,
                                                                    ElemType y_type, int rows, int n, int k) {
   const int lane = threadIdx.x % 32;
   const int warp = threadIdx.x / 32;
@@ -90,7 +87,7 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(const __nv_bfl
         if (r >= rows) break;
         const Vec xr = xv[static_cast<int64_t>(r) * kvecs + kv];
 #pragma unroll
-        for (int c = 0; c < COLS; ++c) fma_vec<VEC>(wreg[u][c], xr, acc[r][c]);
+        for (int c = 0; c < COLS; ++c) fma_vec<T, VEC>(wreg[u][c], xr, acc[r][c]);
       }
     }
   }
@@ -109,41 +106,43 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_gemm_kernel(const __nv_bfl
     for (int c = 0; c < COLS; ++c) {
       if ((r * COLS + c) % 32 != lane || r >= rows || col0 + c >= n) continue;
       float v = acc[r][c];
-      if (bias) v += __bfloat162float(bias[col0 + c]);
+      if (bias) v += to_float(bias[col0 + c]);
       store_float(y, y_type, static_cast<int64_t>(r) * n + col0 + c, v);
     }
 }
 
 template <int ROWS, int COLS, int UNROLL, int VEC>
 void launch_vec(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
-                int64_t k, cudaStream_t stream) {
+                int64_t k, ElemType storage, cudaStream_t stream) {
   const unsigned blocks = grid_for(n, kWarps * COLS);
-  skinny_gemm_kernel<ROWS, COLS, UNROLL, VEC><<<blocks, kWarps * 32, 0, stream>>>(
-      static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(w),
-      static_cast<const __nv_bfloat16*>(bias), y, y_type, static_cast<int>(rows), static_cast<int>(n),
-      static_cast<int>(k));
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    skinny_gemm_kernel<T, ROWS, COLS, UNROLL, VEC><<<blocks, kWarps * 32, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias), y, y_type,
+        static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k));
+  });
 }
 
 template <int ROWS, int COLS, int UNROLL>
 void launch(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
-            int64_t k, cudaStream_t stream) {
-  if (k % 8 == 0) launch_vec<ROWS, COLS, UNROLL, 8>(x, w, bias, y, y_type, rows, n, k, stream);
-  else if (k % 2 == 0) launch_vec<ROWS, COLS, UNROLL, 2>(x, w, bias, y, y_type, rows, n, k, stream);
-  else launch_vec<ROWS, COLS, UNROLL, 1>(x, w, bias, y, y_type, rows, n, k, stream);
+            int64_t k, ElemType storage, cudaStream_t stream) {
+  if (k % 8 == 0) launch_vec<ROWS, COLS, UNROLL, 8>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (k % 2 == 0) launch_vec<ROWS, COLS, UNROLL, 2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else launch_vec<ROWS, COLS, UNROLL, 1>(x, w, bias, y, y_type, rows, n, k, storage, stream);
 }
 
 }  // namespace
 
 bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
-                 int64_t k, cudaStream_t stream) {
+                 int64_t k, ElemType storage, cudaStream_t stream) {
   if (rows < 1 || rows > kSkinnyMaxRows) return false;
   // Fewer rows leave registers for more columns and deeper unrolling: more bytes in flight.
-  if (rows == 1) launch<1, 4, 4>(x, w, bias, y, y_type, rows, n, k, stream);
-  else if (rows <= 2) launch<2, 4, 4>(x, w, bias, y, y_type, rows, n, k, stream);
-  else if (rows <= 4) launch<4, 4, 2>(x, w, bias, y, y_type, rows, n, k, stream);
-  else if (rows <= 8) launch<8, 2, 2>(x, w, bias, y, y_type, rows, n, k, stream);
-  else if (rows <= 16) launch<16, 2, 2>(x, w, bias, y, y_type, rows, n, k, stream);
-  else launch<32, 1, 2>(x, w, bias, y, y_type, rows, n, k, stream);
+  if (rows == 1) launch<1, 4, 4>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (rows <= 2) launch<2, 4, 4>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (rows <= 4) launch<4, 4, 2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (rows <= 8) launch<8, 2, 2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (rows <= 16) launch<16, 2, 2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else launch<32, 1, 2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
   return true;
 }
 

@@ -12,7 +12,7 @@
 // and the 8 warps' partials are added in warp order; neither depends on how many rows the call
 // has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
 // a 17-row verification.
-#include <cuda_bf16.h>
+#include <type_traits>
 
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/ops.h"
@@ -24,24 +24,32 @@ constexpr int kWarps = 8;
 constexpr int kFeatures = 16;
 constexpr int kUnroll = 4;  // 32-wide k steps whose loads are issued before the first MMA
 
-__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                         uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+// d += a b on the tensor cores, a and b holding T (bf16 or fp16), fp32 accumulation.
+template <typename T>
+__device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                    uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ uint4 load16(const __nv_bfloat16* base, int64_t row, int64_t k, int64_t row_elems,
-                                        bool ok) {
+template <typename T>
+__device__ __forceinline__ uint4 load16(const T* base, int64_t row, int64_t k, int64_t row_elems, bool ok) {
   return ok ? __ldg(reinterpret_cast<const uint4*>(base + row * row_elems + k)) : make_uint4(0, 0, 0, 0);
 }
 
-template <int NT>
-__global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const __nv_bfloat16* __restrict__ x,
-                                                                 const __nv_bfloat16* __restrict__ w,
-                                                                 const __nv_bfloat16* __restrict__ bias, void* y,
+template <typename T, int NT>
+__global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w,
+                                                                 const T* __restrict__ bias, void* y,
                                                                  ElemType y_type, int rows, int n, int k) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, q = lane % 4;
@@ -71,8 +79,8 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const __nv_bflo
       if (s0 + u * kWarps >= steps) break;
 #pragma unroll
       for (int t = 0; t < NT; ++t) {
-        mma_bf16(acc[t], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][t].x, xv[u][t].y);
-        mma_bf16(acc[t], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][t].z, xv[u][t].w);
+        mma<T>(acc[t], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][t].x, xv[u][t].y);
+        mma<T>(acc[t], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][t].z, xv[u][t].w);
       }
     }
   }
@@ -92,28 +100,30 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const __nv_bflo
     const int feature = f0 + l / 4 + (i >= 2 ? 8 : 0);
     const int row = t * 8 + 2 * (l % 4) + (i % 2);
     if (feature >= n || row >= rows) continue;
-    if (bias) sum += __bfloat162float(bias[feature]);
+    if (bias) sum += to_float(bias[feature]);
     store_float(y, y_type, static_cast<int64_t>(row) * n + feature, sum);
   }
 }
 
 template <int NT>
 void launch(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
-            int64_t k, cudaStream_t stream) {
-  skinny_mma_kernel<NT><<<grid_for(n, kFeatures), kWarps * 32, 0, stream>>>(
-      static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(w),
-      static_cast<const __nv_bfloat16*>(bias), y, y_type, static_cast<int>(rows), static_cast<int>(n),
-      static_cast<int>(k));
+            int64_t k, ElemType storage, cudaStream_t stream) {
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    skinny_mma_kernel<T, NT><<<grid_for(n, kFeatures), kWarps * 32, 0, stream>>>(
+        static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias), y, y_type,
+        static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k));
+  });
 }
 
 }  // namespace
 
 bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows,
-                     int64_t n, int64_t k, cudaStream_t stream) {
+                     int64_t n, int64_t k, ElemType storage, cudaStream_t stream) {
   if (k % 8 != 0 || rows < 1 || rows > kSkinnyMaxRows) return false;
-  if (rows <= 8) launch<1>(x, w, bias, y, y_type, rows, n, k, stream);
-  else if (rows <= 16) launch<2>(x, w, bias, y, y_type, rows, n, k, stream);
-  else launch<4>(x, w, bias, y, y_type, rows, n, k, stream);
+  if (rows <= 8) launch<1>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (rows <= 16) launch<2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else launch<4>(x, w, bias, y, y_type, rows, n, k, storage, stream);
   return true;
 }
 

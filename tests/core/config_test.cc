@@ -256,6 +256,22 @@ TEST(ConfigTest, KvDtypeTheBackendCannotStoreIsRefused) {
   }
 }
 
+TEST(ConfigTest, StorageDtypeTheBackendCannotUseIsRefused) {
+  EngineConfig c;
+  c.source = "dt.toml";
+  c.model.path = test::test_data_path("golden/llama-tiny");
+  c.engine.dtype = "float16";
+  try {
+    Engine::from_config(c);
+    FAIL() << "float16 accepted by the fp32 CPU backend";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "dt.toml: engine.dtype = \"float16\": backend cpu computes in float32 (use \"auto\" or \"float32\")");
+  }
+  EXPECT_EQ(error_of("schema_version = 1\n[engine]\ndtype = \"fp8\"\n"),
+            "bad.toml: engine.dtype = \"fp8\" (expected auto, float32, float16 or bfloat16)");
+}
+
 TEST(ConfigTest, MissingFileIsNamed) {
   try {
     load_config("/nonexistent/drift.toml");

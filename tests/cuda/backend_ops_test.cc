@@ -1,5 +1,5 @@
 // Every CUDA backend op against the CPU backend (the fp32 oracle) over many shapes, by
-// normalised error ||cuda - cpu|| / ||cpu||, with the CPU fed the same bf16-rounded inputs; plus
+// normalised error ||cuda - cpu|| / ||cpu||, with the CPU fed the same rounded inputs (bf16 and fp16 storage); plus
 // the batch invariance the speculation core relies on (a row's result does not depend on the
 // other rows of its forward). Skips without a GPU.
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "core/cpu_backend.h"
@@ -20,11 +21,12 @@
 namespace drift {
 namespace {
 
-class CudaOpsTest : public ::testing::Test {
+// Every op test runs with bf16 and with fp16 storage (the parameter).
+class CudaOpsTest : public ::testing::TestWithParam<DType> {
  protected:
   void SetUp() override {
     std::string why;
-    gpu_ = test::cuda_backend_or_null(why);
+    gpu_ = test::cuda_backend_or_null(why, GetParam());
     if (!gpu_) GTEST_SKIP() << why;
   }
 
@@ -44,9 +46,8 @@ class CudaOpsTest : public ::testing::Test {
     gpu_->copy(host, dev);
     return dev;
   }
-  Tensor gpu_out(std::vector<int64_t> shape, DType dtype = DType::BF16) {
-    Tensor t = gpu_->alloc(std::move(shape), dtype);
-    return t;
+  Tensor gpu_out(std::vector<int64_t> shape, std::optional<DType> dtype = std::nullopt) {
+    return gpu_->alloc(std::move(shape), dtype.value_or(GetParam()));
   }
   Tensor host(const Tensor& dev) { return gpu_->to_host_f32(dev); }
 
@@ -70,7 +71,7 @@ class CudaOpsTest : public ::testing::Test {
   std::mt19937 rng_{1234};
 };
 
-TEST_F(CudaOpsTest, LinearMatchesCpuOverShapesRowsBiasAndOutputType) {
+TEST_P(CudaOpsTest, LinearMatchesCpuOverShapesRowsBiasAndOutputType) {
   struct Shape {
     int64_t n, k;
   };
@@ -78,7 +79,7 @@ TEST_F(CudaOpsTest, LinearMatchesCpuOverShapesRowsBiasAndOutputType) {
                   Shape{4096, 1024}}) {
     for (int64_t rows : {1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 64, 300}) {
       for (bool with_bias : {false, true}) {
-        for (DType out_type : {DType::BF16, DType::F32}) {
+        for (DType out_type : {GetParam(), DType::F32}) {
           auto [x, x_ref] = bf16_pair(random({rows, s.k}));
           auto [w, w_ref] = bf16_pair(random({s.n, s.k}, 0.05f));
           Tensor b, b_ref;
@@ -99,7 +100,7 @@ TEST_F(CudaOpsTest, LinearMatchesCpuOverShapesRowsBiasAndOutputType) {
 
 // The skinny path serves decode (1 row) and verification (up to 32): each row's result must be
 // the same bits whatever the number of rows, or speculation would not reproduce plain decoding.
-TEST_F(CudaOpsTest, SkinnyLinearIsBatchInvariant) {
+TEST_P(CudaOpsTest, SkinnyLinearIsBatchInvariant) {
   for (int64_t k : {64, 172, 1024, 4104}) {
     const int64_t n = 300;
     auto [x, x_ref] = bf16_pair(random({32, k}));
@@ -211,7 +212,7 @@ void add_tree(PagedFixture& f, int32_t seq, int64_t prefix, int64_t nodes, std::
   }
 }
 
-TEST_F(CudaAttentionTest, DecodePrefillAndTreeQueriesMatchCpu) {
+TEST_P(CudaAttentionTest, DecodePrefillAndTreeQueriesMatchCpu) {
   std::mt19937 rng(7);
   for (PagedCase c : {PagedCase{8, 8, 4, 16}, PagedCase{16, 4, 2, 16}, PagedCase{32, 4, 1, 16},
                       PagedCase{64, 8, 8, 16}, PagedCase{64, 8, 1, 32}, PagedCase{128, 32, 8, 16},
@@ -236,7 +237,7 @@ TEST_F(CudaAttentionTest, DecodePrefillAndTreeQueriesMatchCpu) {
 // A partial-verification view (SpecPV): each kv head attends to its own subset of a sequence's
 // full pages plus the tail pages holding a draft tree, under the tree mask; decode queries of a
 // second sequence use their own per-head lists without a mask.
-TEST_F(CudaAttentionTest, PageListsPerKvHeadMatchCpu) {
+TEST_P(CudaAttentionTest, PageListsPerKvHeadMatchCpu) {
   std::mt19937 rng(5);
   for (PagedCase c : {PagedCase{64, 8, 8, 16}, PagedCase{128, 32, 8, 16}, PagedCase{128, 16, 4, 16},
                       PagedCase{64, 8, 1, 32}}) {
@@ -288,7 +289,7 @@ TEST_F(CudaAttentionTest, PageListsPerKvHeadMatchCpu) {
   }
 }
 
-TEST_F(CudaAttentionTest, LongContextDecodeMatchesCpu) {
+TEST_P(CudaAttentionTest, LongContextDecodeMatchesCpu) {
   for (int64_t context : {16384, 32768}) {
     PagedCase c{128, 32, 8, 16};
     PagedFixture f(*this, c, context / c.block_size + 1);
@@ -302,7 +303,7 @@ TEST_F(CudaAttentionTest, LongContextDecodeMatchesCpu) {
 
 // A query's output is the same bits alone or among other queries (other sequences, prefill rows,
 // trees), and a tree node on a chain equals the same token decoded after the chain was accepted.
-TEST_F(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
+TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
   std::mt19937 rng(11);
   PagedCase c{64, 8, 2, 16};
   const int64_t prefix = 300, chain = 6;
@@ -328,12 +329,12 @@ TEST_F(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
     mixed.meta.mask_start.push_back(static_cast<int32_t>(prefix));
     mixed.meta.mask.push_back((uint64_t{1} << (i + 1)) - 1);
   }
-  Tensor q_mixed = gpu_->alloc({3 + chain, c.num_heads, c.head_dim}, DType::BF16);
+  Tensor q_mixed = gpu_->alloc({3 + chain, c.num_heads, c.head_dim}, GetParam());
   Tensor q_other = gpu_->upload(random({3, c.num_heads, c.head_dim}));
   const int64_t row_bytes = c.num_heads * c.head_dim * 2;
-  Tensor head = Tensor::wrap(q_mixed.data(), {3, c.num_heads, c.head_dim}, DType::BF16, Device::CUDA, nullptr);
+  Tensor head = Tensor::wrap(q_mixed.data(), {3, c.num_heads, c.head_dim}, GetParam(), Device::CUDA, nullptr);
   Tensor tail = Tensor::wrap(static_cast<char*>(q_mixed.data()) + 3 * row_bytes, {chain, c.num_heads, c.head_dim},
-                             DType::BF16, Device::CUDA, nullptr);
+                             GetParam(), Device::CUDA, nullptr);
   gpu_->copy(q_other, head);
   gpu_->copy(q, tail);
   Tensor out = gpu_out({3 + chain, c.num_heads, c.head_dim});
@@ -343,7 +344,7 @@ TEST_F(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
   EXPECT_TRUE(bit_equal(verified, decoded, 3 * per_row, 0, chain * per_row));
 }
 
-TEST_F(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
+TEST_P(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
   for (int64_t rows : {1, 5, 64}) {
     for (int64_t dim : {8, 64, 172, 4096}) {
       auto [w, w_ref] = bf16_pair(random({dim}));
@@ -352,7 +353,7 @@ TEST_F(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
       Tensor x32 = f32_on_gpu(x_host);
       Tensor ref = Tensor::zeros({rows, dim});
       cpu_.rms_norm(x_host, w_ref, 1e-5f, ref);
-      for (DType out_type : {DType::BF16, DType::F32}) {
+      for (DType out_type : {GetParam(), DType::F32}) {
         Tensor out = gpu_out({rows, dim}, out_type);
         gpu_->rms_norm(x32, w, 1e-5f, out);
         EXPECT_LE(rel_error(host(out), ref), out_type == DType::F32 ? 1e-6 : 8e-3) << rows << "x" << dim;
@@ -419,7 +420,7 @@ TEST_F(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
 
 // KV writes, copy-on-write page copies and compaction moves (in order: a destination that is a
 // later source is read before it is overwritten) give the CPU backend's cache exactly.
-TEST_F(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
+TEST_P(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
   const int64_t block = 16, pages = 6, nkv = 2, d = 32;
   auto [k0, k0_ref] = bf16_pair(random({pages * block, nkv, d}));
   auto [v0, v0_ref] = bf16_pair(random({pages * block, nkv, d}));
@@ -442,7 +443,7 @@ TEST_F(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
 #ifdef DRIFT_WITH_CUDA
 // Device argmax (greedy decoding without the logits crossing the bus) picks what the CPU
 // sampler's greedy path picks: the largest logit, the lowest index among equal ones.
-TEST_F(CudaOpsTest, ArgmaxMatchesTheLowestIndexOfTheMaximum) {
+TEST_P(CudaOpsTest, ArgmaxMatchesTheLowestIndexOfTheMaximum) {
   auto& cuda = static_cast<CudaBackend&>(*gpu_);
   for (int64_t vocab : {1, 7, 512, 128256}) {
     Tensor logits = random({6, vocab});
@@ -460,6 +461,12 @@ TEST_F(CudaOpsTest, ArgmaxMatchesTheLowestIndexOfTheMaximum) {
   }
 }
 #endif
+
+std::string storage_name(const ::testing::TestParamInfo<DType>& info) {
+  return info.param == DType::F16 ? "fp16" : "bf16";
+}
+INSTANTIATE_TEST_SUITE_P(Storage, CudaOpsTest, ::testing::Values(DType::BF16, DType::F16), storage_name);
+INSTANTIATE_TEST_SUITE_P(Storage, CudaAttentionTest, ::testing::Values(DType::BF16, DType::F16), storage_name);
 
 }  // namespace
 }  // namespace drift

@@ -25,10 +25,11 @@
 namespace drift {
 namespace {
 
-EngineConfig gpu_config(const std::string& dir) {
+EngineConfig gpu_config(const std::string& dir, const std::string& dtype = "auto") {
   EngineConfig c;
   c.model.path = dir;
   c.engine.backend = "cuda";
+  c.engine.dtype = dtype;
   c.engine.max_batch_size = 8;
   c.engine.max_num_tokens = 256;
   c.engine.check_kv_integrity = true;
@@ -53,17 +54,27 @@ std::string model_test_name(const ::testing::TestParamInfo<const char*>& info) {
   return name;
 }
 
+// A golden model with a storage dtype of the CUDA backend.
+struct GoldenRun {
+  const char* path;
+  const char* dtype;  // engine.dtype
+};
+std::string golden_run_name(const ::testing::TestParamInfo<GoldenRun>& info) {
+  return model_test_name({info.param.path, info.index}) + "_" + info.param.dtype;
+}
+
 bool contains(const std::vector<int32_t>& v, int32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-class GpuGoldenTest : public ::testing::TestWithParam<const char*> {
+class GpuGoldenTest : public ::testing::TestWithParam<GoldenRun> {
  protected:
   void SetUp() override {
     std::string why;
     if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
-    dir_ = test::test_data_path(GetParam());
+    dir_ = test::test_data_path(GetParam().path);
     ASSERT_FALSE(dir_.empty());
     cases_ = test::load_golden_cases(dir_);
   }
+  EngineConfig config() const { return gpu_config(dir_, GetParam().dtype); }
   std::string dir_;
   std::vector<test::GoldenCase> cases_;
 };
@@ -71,7 +82,7 @@ class GpuGoldenTest : public ::testing::TestWithParam<const char*> {
 // Teacher-forced logits: each side's argmax in the other's top 5 at every position; the largest
 // log-prob error is reported (bf16 weights against HF's fp32).
 TEST_P(GpuGoldenTest, TeacherForcedLogProbsClose) {
-  auto engine = Engine::from_config(gpu_config(dir_));
+  auto engine = Engine::from_config(config());
   double worst = 0.0;
   for (const auto& c : cases_) {
     const Tensor ours = engine->score(c.sequence());
@@ -90,7 +101,8 @@ TEST_P(GpuGoldenTest, TeacherForcedLogProbsClose) {
       for (int64_t i : top_k(g, vocab, 5)) worst = std::max(worst, std::abs(log_softmax(a, i) - log_softmax(g, i)));
     }
   }
-  std::printf("[ metric ] %s max |log-prob error| over golden top-5 = %.4f\n", GetParam(), worst);
+  std::printf("[ metric ] %s %s: max |log-prob error| over golden top-5 = %.4f\n", GetParam().path, GetParam().dtype,
+              worst);
   RecordProperty("max_logprob_error", std::to_string(worst));
   EXPECT_LT(worst, 0.5);
 }
@@ -101,7 +113,7 @@ TEST_P(GpuGoldenTest, TeacherForcedLogProbsClose) {
 // token is not its own argmax (qwen3-tiny's masking artefact, see support/golden.h) the golden
 // logits stop describing the prefix and the check stops there.
 TEST_P(GpuGoldenTest, GreedyTokensEqualExceptAtNearTies) {
-  auto engine = Engine::from_config(gpu_config(dir_));
+  auto engine = Engine::from_config(config());
   std::vector<int64_t> ids;
   for (const auto& c : cases_) {
     SamplingParams p;
@@ -133,14 +145,36 @@ TEST_P(GpuGoldenTest, GreedyTokensEqualExceptAtNearTies) {
       if (c.output[at] != out[at]) break;  // HF's token is not its argmax: the golden prefix ends
     }
   }
-  std::printf("[ metric ] %s greedy: %d of %zu cases flip at a near-tie, the rest equal HF\n", GetParam(), flips,
-              cases_.size());
+  std::printf("[ metric ] %s %s greedy: %d of %zu cases flip at a near-tie, the rest equal HF\n", GetParam().path,
+              GetParam().dtype, flips, cases_.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Goldens, GpuGoldenTest,
-                         ::testing::Values("golden/llama-tiny", "golden/qwen2-tiny", "golden/qwen3-tiny",
-                                           "models/stories260K"),
-                         model_test_name);
+INSTANTIATE_TEST_SUITE_P(
+    Goldens, GpuGoldenTest,
+    ::testing::Values(GoldenRun{"golden/llama-tiny", "bfloat16"}, GoldenRun{"golden/qwen2-tiny", "bfloat16"},
+                      GoldenRun{"golden/qwen3-tiny", "bfloat16"}, GoldenRun{"models/stories260K", "bfloat16"},
+                      GoldenRun{"golden/llama-tiny", "float16"}, GoldenRun{"golden/qwen2-tiny", "float16"},
+                      GoldenRun{"golden/qwen3-tiny", "float16"}, GoldenRun{"models/stories260K", "float16"}),
+    golden_run_name);
+
+// With fp16 storage (engine.dtype = "float16", set in a config file the binary reads), the
+// stories260K greedy story is the golden text exactly: fp16's 10-bit mantissa keeps this fp32
+// checkpoint's near-ties where bf16's 7 bits flip one (BinaryWritesTheEnginesGreedyStory).
+TEST(GpuStoriesTest, Fp16GreedyStoryIsTheGoldenText) {
+  std::string why;
+  if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
+  const std::string stories = test::test_data_path("models/stories260K");
+  const std::string config = test::make_temp_dir("fp16") + "/drift.toml";
+  std::ofstream(config) << "schema_version = 1\n[model]\npath = \"" << stories
+                        << "\"\n[engine]\nbackend = \"cuda\"\ndtype = \"float16\"\n";
+  auto r = test::run_command(test::drift_exe() + " generate --config " + test::shell_quote(config) +
+                             " --prompt 'Once upon a time' --max-new-tokens 200 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto line = nlohmann::json::parse(r.out.substr(0, r.out.find('\n')));
+  std::ifstream in(stories + "/golden.json");
+  const std::string golden = nlohmann::json::parse(in)["cases"][1]["greedy_text"];
+  EXPECT_EQ(line["text"].get<std::string>(), golden);
+}
 
 // The README's job on the GPU through the binary: the golden story's text up to the first
 // token where bf16 flips a near-tie (GpuGoldenTest checks that every flip is one), and the

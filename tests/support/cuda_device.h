@@ -9,7 +9,7 @@
 namespace drift::test {
 
 // The CUDA backend, or null with `why` set: not compiled in, or no usable device.
-std::unique_ptr<Backend> cuda_backend_or_null(std::string& why);
+std::unique_ptr<Backend> cuda_backend_or_null(std::string& why, DType storage = DType::BF16);
 
 }  // namespace drift::test
 
