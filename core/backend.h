@@ -21,6 +21,7 @@ struct AttentionMetadata {
   std::vector<int32_t> token_seq;              // [tokens] -> index into block_tables
   std::vector<int32_t> kv_len;                 // [tokens] positions visible in the block table
   std::vector<int64_t> slots;                  // [tokens] KV slot the token's K/V is written to
+                                               // (-1: none, a padding token)
   std::vector<std::vector<int32_t>> block_tables;
   // One page list per sequence (1), or per (sequence, kv head) (num_kv_heads: the verification
   // policy's per-KV-head view, SpecPV). Then block_tables[s * H + h] is sequence s's list for kv
@@ -94,6 +95,8 @@ class Backend {
   virtual bool begin_forward_capture() { return false; }
   virtual void end_forward_capture(const Tensor& /*output*/) {}
   virtual void set_forward_graphs(bool /*enabled*/) {}
+  // Whether forwards are being recorded (the runner then pads small forwards to a few sizes).
+  virtual bool records_forwards() const { return false; }
   virtual Tensor upload(const Tensor& host_f32) = 0;      // to device, in compute_dtype
   // A weight on the device in compute_dtype: the row blocks (same trailing shape) stacked in
   // order, e.g. q|k|v. The default converts on the host through fp32; a device backend converts

@@ -38,6 +38,7 @@ void CpuBackend::rope(Tensor& x, const std::vector<int32_t>& positions, const st
 void CpuBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) {
   const int64_t row = kv.k.dim(1) * kv.k.dim(2);
   for (size_t t = 0; t < meta.slots.size(); ++t) {
+    if (meta.slots[t] < 0) continue;  // a padding token: no KV (AttentionMetadata::slots)
     std::memcpy(kv.k.as<float>() + meta.slots[t] * row, k.as<float>() + t * row, row * sizeof(float));
     std::memcpy(kv.v.as<float>() + meta.slots[t] * row, v.as<float>() + t * row, row * sizeof(float));
   }

@@ -91,8 +91,53 @@ void ModelRunner::reorder_captured(const std::vector<int32_t>& rows) {
   }
 }
 
+namespace {
+
+int64_t graph_size_class(int64_t tokens) {
+  for (int64_t size : {1, 2, 4, 8, 16, 24, 32})
+    if (tokens <= size) return size;
+  return tokens;
+}
+
+}  // namespace
+
+ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
+  ForwardBatch padded = batch;
+  const int64_t size = graph_size_class(batch.num_tokens());
+  AttentionMetadata& a = padded.attention;
+  const int64_t per_seq = a.tables_per_seq;
+  const auto dummy_seq = static_cast<int32_t>(a.block_tables.size() / per_seq);
+  for (int64_t t = batch.num_tokens(); t < size; ++t) {
+    padded.tokens.push_back(0);
+    padded.positions.push_back(0);
+    a.token_seq.push_back(dummy_seq);
+    a.slots.push_back(-1);
+    for (int64_t h = 0; h < per_seq; ++h) a.kv_len.push_back(0);
+    if (!a.mask.empty()) {
+      for (int64_t h = 0; h < per_seq; ++h) a.mask_start.push_back(0);
+      a.mask.insert(a.mask.end(), a.mask_words, 0);
+    }
+  }
+  a.block_tables.resize(size * per_seq);  // the dummy sequence and more, all empty
+  padded.logit_rows.resize(size, 0);
+  return padded;
+}
+
 template <typename Read>
 auto ModelRunner::run_forward(const ForwardBatch& batch, Read read) {
+  const bool recordable =
+      !batch.logit_rows.empty() && captured_.empty() && batch.num_tokens() <= kMaxGraphTokens;
+  if (!recordable || !backend_.records_forwards()) return run_exact(batch, read);
+  const auto rows = static_cast<int64_t>(batch.logit_rows.size());
+  return run_exact(pad_for_graph(batch), [&](const Tensor& logits) {
+    Tensor real = Tensor::wrap(const_cast<void*>(logits.data()), {rows, logits.dim(1)}, logits.dtype(),
+                               logits.device(), nullptr);
+    return read(real);
+  });
+}
+
+template <typename Read>
+auto ModelRunner::run_exact(const ForwardBatch& batch, Read read) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");
   backend_.begin_forward({&batch.tokens, &batch.positions, &batch.attention, &batch.logit_rows});

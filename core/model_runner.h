@@ -31,6 +31,12 @@ class ModelRunner final : public ModelExecutor {
   const std::vector<LayerKV>& kv_layers() const { return kv_; }
   const RopeFrequencies& rope() const { return rope_; }
 
+  // A recordable forward padded to the next of a few sizes (1, 2, 4, 8, 16, 24, 32 tokens, as many
+  // sequences and logit rows), so one recording serves every batch of its size class. Padding
+  // tokens write no KV (slot -1) and see nothing (kv_len 0); their logit rows are dropped. Real
+  // rows are unchanged: every op is batch-invariant at these sizes.
+  static ForwardBatch pad_for_graph(const ForwardBatch& batch);
+
  private:
   // One forward's temporaries, allocated once and reused by every layer.
   struct LayerScratch {
@@ -42,6 +48,8 @@ class ModelRunner final : public ModelExecutor {
   // run_layers, or the replay of its recording: `read` gets the device logits before the forward ends.
   template <typename Read>
   auto run_forward(const ForwardBatch& batch, Read read);
+  template <typename Read>
+  auto run_exact(const ForwardBatch& batch, Read read);
   // Forwards up to this size may be graph-replayed (measured: larger ones, which go through cuBLASLt,
   // ran slower replayed than eager on the H100).
   static constexpr int64_t kMaxGraphTokens = 32;

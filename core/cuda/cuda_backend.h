@@ -39,6 +39,7 @@ class CudaBackend final : public Backend {
   bool begin_forward_capture() override;
   void end_forward_capture(const Tensor& output) override;
   void set_forward_graphs(bool enabled) override { graphs_enabled_ = enabled; }
+  bool records_forwards() const override { return graphs_enabled_; }
   Tensor upload(const Tensor& host_f32) override;
   Tensor load_weight(std::span<const RawTensor> row_blocks) override;
   Tensor to_host_f32(const Tensor& t) override;

@@ -1,7 +1,5 @@
 // Paged KV writes and moves: the forward's new K/V into their slots, copy-on-write page copies,
 // and the compaction that moves accepted tree nodes behind their root.
-#include <cuda_bf16.h>
-
 #include "kernels/cuda/ops.h"
 
 namespace drift::cuda {
@@ -13,6 +11,7 @@ __global__ void write_kv_kernel(uint16_t* k_cache, uint16_t* v_cache, const uint
                                 const uint16_t* v, const int64_t* slots, int64_t row) {
   const int64_t t = blockIdx.x;
   const int64_t slot = slots[t];
+  if (slot < 0) return;  // a padding token of a recorded forward: no KV
   for (int64_t i = threadIdx.x; i < row; i += blockDim.x) {
     k_cache[slot * row + i] = k[t * row + i];
     v_cache[slot * row + i] = v[t * row + i];

@@ -51,7 +51,8 @@ void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t toke
           float attention_scale, ElemType storage, cudaStream_t stream);
 
 // --- paged KV (kv_cache.cu) ---
-// k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim 16-bit elements.
+// k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim 16-bit elements. A
+// negative slot (a padding token) writes nothing.
 void write_kv(void* k_cache, void* v_cache, const void* k, const void* v, const int64_t* slots, int64_t tokens,
               int64_t row_elems, cudaStream_t stream);
 // Copies `bytes` bytes at page src to page dst of a buffer (one layer's K or V).
