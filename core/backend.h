@@ -126,6 +126,12 @@ class Backend {
   virtual void rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
                     float attention_scale) = 0;
   virtual void write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) = 0;
+  // The attention block's prologue: qkv [tokens, q | k | v] split into q, k, v, rope on q and k,
+  // then write_kv(k, v). One pass on a device (k and v may stay untouched there); the default runs
+  // the separate ops.
+  virtual void qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
+                              const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                              float attention_scale, const AttentionMetadata& meta);
   // q [tokens, heads, head_dim] -> out [tokens, heads, head_dim].
   virtual void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                          int64_t block_size, Tensor& out) = 0;

@@ -29,6 +29,15 @@ Tensor Backend::load_weight(std::span<const RawTensor> row_blocks) {
   return upload(host);
 }
 
+void Backend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
+                             const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                             float attention_scale, const AttentionMetadata& meta) {
+  split_columns(qkv, {&q, &k, &v});
+  rope(q, positions, inv_freq, attention_scale);
+  rope(k, positions, inv_freq, attention_scale);
+  write_kv(kv, k, v, meta);
+}
+
 std::vector<int32_t> Backend::pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) {
   const Tensor host = to_host_f32(logits);
   const int64_t vocab = host.dim(1);

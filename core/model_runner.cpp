@@ -48,14 +48,17 @@ ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
 void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, const Tensor& h,
                                   LayerScratch& s) {
   backend_.linear(h, w.qkv, w.qkv_bias, s.qkv);
-  backend_.split_columns(s.qkv, {&s.q, &s.k, &s.v});
-  if (!w.q_norm.empty()) {  // Qwen3: per-head RMSNorm before rope
+  if (w.q_norm.empty()) {
+    backend_.qkv_rope_write(s.qkv, s.q, s.k, s.v, kv, batch.positions, rope_.inv_freq, rope_.attention_scale,
+                            batch.attention);
+  } else {  // Qwen3: per-head RMSNorm before rope
+    backend_.split_columns(s.qkv, {&s.q, &s.k, &s.v});
     backend_.rms_norm(s.q, w.q_norm, static_cast<float>(config_.rms_norm_eps), s.q);
     backend_.rms_norm(s.k, w.k_norm, static_cast<float>(config_.rms_norm_eps), s.k);
+    backend_.rope(s.q, batch.positions, rope_.inv_freq, rope_.attention_scale);
+    backend_.rope(s.k, batch.positions, rope_.inv_freq, rope_.attention_scale);
+    backend_.write_kv(kv, s.k, s.v, batch.attention);
   }
-  backend_.rope(s.q, batch.positions, rope_.inv_freq, rope_.attention_scale);
-  backend_.rope(s.k, batch.positions, rope_.inv_freq, rope_.attention_scale);
-  backend_.write_kv(kv, s.k, s.v, batch.attention);
   backend_.attention(s.q, kv, batch.attention, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_,
                      s.attn);
   backend_.linear(s.attn, w.o_proj, w.o_bias, s.attn_out);

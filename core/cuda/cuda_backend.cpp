@@ -307,6 +307,17 @@ void CudaBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const 
   DRIFT_LAUNCHED("write_kv");
 }
 
+void CudaBackend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& /*k*/, Tensor& /*v*/, LayerKV& kv,
+                                 const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                                 float attention_scale, const AttentionMetadata& meta) {
+  expect_dtype(qkv, storage_, "qkv");
+  const cuda_backend::DeviceAttention& d = device_attention(meta);
+  cuda::rope_qkv_to_cache(qkv.data(), q.data(), kv.k.data(), kv.v.data(), device_ints(positions),
+                          d.slots, device_floats(inv_freq), q.dim(0), q.dim(1), kv.k.dim(1), q.dim(2),
+                          attention_scale, storage_type_, stream_);
+  DRIFT_LAUNCHED("rope_qkv_to_cache");
+}
+
 void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                             int64_t block_size, Tensor& out) {
   const cuda_backend::DeviceAttention& d = device_attention(meta);

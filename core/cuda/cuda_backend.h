@@ -50,6 +50,9 @@ class CudaBackend final : public Backend {
   void rope(Tensor& x, const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
             float attention_scale) override;
   void write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) override;
+  void qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
+                      const std::vector<int32_t>& positions, const std::vector<float>& inv_freq, float attention_scale,
+                      const AttentionMetadata& meta) override;
   void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale, int64_t block_size,
                  Tensor& out) override;
   void silu_mul(const Tensor& gate_up, Tensor& out) override;

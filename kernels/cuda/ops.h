@@ -50,6 +50,13 @@ void add_rms_norm(float* residual, const void* delta, const void* weight, float 
 void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
           float attention_scale, ElemType storage, cudaStream_t stream);
 
+// The attention block's prologue fused (split + rope + write_kv): qkv [tokens, (heads + 2 kv_heads)
+// * head_dim] -> q [tokens, heads, head_dim] rotated; k rotated and v copied into k_cache / v_cache
+// at slots[t] (negative: none). Bit-identical to the separate ops.
+void rope_qkv_to_cache(const void* qkv, void* q, void* k_cache, void* v_cache, const int32_t* positions,
+                       const int64_t* slots, const float* inv_freq, int64_t tokens, int64_t heads, int64_t kv_heads,
+                       int64_t head_dim, float attention_scale, ElemType storage, cudaStream_t stream);
+
 // --- paged KV (kv_cache.cu) ---
 // k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim 16-bit elements. A
 // negative slot (a padding token) writes nothing.

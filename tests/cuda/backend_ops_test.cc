@@ -9,6 +9,7 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <tuple>
 #include <random>
 
 #include "core/cpu_backend.h"
@@ -438,6 +439,39 @@ TEST_P(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
   cpu_.copy_slots(cpu_layers, src, dst);
   EXPECT_EQ(rel_error(host(gpu_layers[0].k), cpu_layers[0].k), 0.0);
   EXPECT_EQ(rel_error(host(gpu_layers[0].v), cpu_layers[0].v), 0.0);
+}
+
+// The fused attention prologue (split + rope + KV write in one kernel) gives exactly the bits of
+// the separate ops, and matches the CPU's; a padding token (slot -1) writes no KV.
+TEST_P(CudaOpsTest, FusedRopeKvWriteEqualsTheSeparateOps) {
+  const std::vector<float> inv_freq = {1.0f, 0.3f, 0.1f, 0.03f, 0.01f, 0.003f, 0.001f, 0.0003f};
+  for (auto [nh, nkv, d] : {std::tuple<int64_t, int64_t, int64_t>{4, 2, 16}, {8, 8, 16}, {32, 8, 16}}) {
+    const int64_t tokens = 5, slots = 64;
+    std::vector<float> freqs(inv_freq.begin(), inv_freq.begin() + d / 2);
+    auto [qkv, qkv_ref] = bf16_pair(random({tokens, (nh + 2 * nkv) * d}));
+    const std::vector<int32_t> positions = {0, 7, 300, 4097, 5};
+    AttentionMetadata meta;
+    meta.slots = {3, 9, 10, 63, -1};
+    auto run = [&](Backend& b, const Tensor& input, bool fused) {
+      const DType dt = b.compute_dtype();
+      LayerKV kv{b.alloc({slots, nkv, d}, dt), b.alloc({slots, nkv, d}, dt)};
+      Tensor q = b.alloc({tokens, nh, d}, dt), k = b.alloc({tokens, nkv, d}, dt), v = b.alloc({tokens, nkv, d}, dt);
+      if (fused)
+        b.qkv_rope_write(input, q, k, v, kv, positions, freqs, 0.9f, meta);
+      else
+        b.Backend::qkv_rope_write(input, q, k, v, kv, positions, freqs, 0.9f, meta);
+      return std::tuple<Tensor, Tensor, Tensor>{b.to_host_f32(q), b.to_host_f32(kv.k), b.to_host_f32(kv.v)};
+    };
+    auto [q1, k1, v1] = run(*gpu_, qkv, true);
+    auto [q0, k0, v0] = run(*gpu_, qkv, false);
+    EXPECT_TRUE(bit_equal(q1, q0, 0, 0, q0.numel())) << nh << "/" << nkv;
+    EXPECT_TRUE(bit_equal(k1, k0, 0, 0, k0.numel())) << nh << "/" << nkv;
+    EXPECT_TRUE(bit_equal(v1, v0, 0, 0, v0.numel())) << nh << "/" << nkv;
+    auto [qc, kc, vc] = run(cpu_, qkv_ref, false);
+    EXPECT_LT(rel_error(q1, qc), 1e-2);
+    EXPECT_LT(rel_error(k1, kc), 1e-2);
+    EXPECT_EQ(rel_error(v1, vc), 0.0);
+  }
 }
 
 #ifdef DRIFT_WITH_CUDA
