@@ -94,7 +94,9 @@ struct PagedAttentionParams {
 };
 // Positions are split into fixed chunks of kAttentionChunk by absolute position, whatever the
 // batch: a query's result never depends on what else is in the forward (batch invariance).
-constexpr int64_t kAttentionChunk = 256;
+// 64 positions: enough blocks to fill the GPU for one decode query (a 4K context is 64 chunks
+// per kv head), few enough partials to merge at 32K.
+constexpr int64_t kAttentionChunk = 64;
 // The workspace one query needs (a slice of queries needs that many times it).
 int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim, int64_t max_kv_len);
 // Returns false for an unsupported head_dim (8, 16, 32, 64, 128 and 256 are supported), a group

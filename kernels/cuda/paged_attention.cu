@@ -86,7 +86,9 @@ __device__ __forceinline__ float* partial_base(const PagedAttentionParams& p, co
   return static_cast<float*>(p.workspace) + (q_local * p.num_heads + head) * s.max_chunks * (head_dim + 2);
 }
 
-template <typename T, int HEAD_DIM>
+// G: query heads a block holds in registers (the GQA group rounded up to a power of two, at most
+// kMaxGroup), so small groups do not pay for kMaxGroup's registers.
+template <typename T, int HEAD_DIM, int G>
 __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kernel(PagedAttentionParams p,
                                                                                   SliceLayout s) {
   constexpr int kWarps = kWarpsFor<HEAD_DIM>;
@@ -108,9 +110,9 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const bool active = lane < ACTIVE;
 
-  float q[kMaxGroup][PER_LANE];
+  float q[G][PER_LANE];
 #pragma unroll
-  for (int h = 0; h < kMaxGroup; ++h) {
+  for (int h = 0; h < G; ++h) {
     if (h >= g) break;
     Vec raw{};
     if (active)
@@ -119,9 +121,9 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
 #pragma unroll
     for (int i = 0; i < PER_LANE; ++i) q[h][i] *= p.scale;
   }
-  float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][PER_LANE];
+  float m[G], l[G], acc[G][PER_LANE];
 #pragma unroll
-  for (int h = 0; h < kMaxGroup; ++h) {
+  for (int h = 0; h < G; ++h) {
     m[h] = -INFINITY;
     l[h] = 0.0f;
 #pragma unroll
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
       unpack<T, PER_LANE>(kraw[u], kf);
       unpack<T, PER_LANE>(vraw[u], vf);
 #pragma unroll
-      for (int h = 0; h < kMaxGroup; ++h) {
+      for (int h = 0; h < G; ++h) {
         if (h >= g) break;
         float dot = 0.0f;
 #pragma unroll
@@ -175,10 +177,10 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
   }
 
   // Merge the warps in warp order.
-  __shared__ float sm_m[kWarps][kMaxGroup], sm_l[kWarps][kMaxGroup];
-  __shared__ float sm_acc[kWarps][kMaxGroup][HEAD_DIM];
+  __shared__ float sm_m[kWarps][G], sm_l[kWarps][G];
+  __shared__ float sm_acc[kWarps][G][HEAD_DIM];
 #pragma unroll
-  for (int h = 0; h < kMaxGroup; ++h) {
+  for (int h = 0; h < G; ++h) {
     if (h >= g) break;
     if (lane == 0) {
       sm_m[warp][h] = m[h];
@@ -245,7 +247,11 @@ void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t s
     const int64_t n = p.tokens - first < slice_queries ? p.tokens - first : slice_queries;
     const dim3 grid(static_cast<unsigned>(n), static_cast<unsigned>(p.num_kv_heads * blocks_per_kv),
                     static_cast<unsigned>(s.max_chunks));
-    attention_chunk_kernel<T, HEAD_DIM><<<grid, kWarpsFor<HEAD_DIM> * 32, 0, stream>>>(p, s);
+    const unsigned threads = kWarpsFor<HEAD_DIM> * 32;
+    if (s.heads_per_block <= 1) attention_chunk_kernel<T, HEAD_DIM, 1><<<grid, threads, 0, stream>>>(p, s);
+    else if (s.heads_per_block <= 2) attention_chunk_kernel<T, HEAD_DIM, 2><<<grid, threads, 0, stream>>>(p, s);
+    else if (s.heads_per_block <= 4) attention_chunk_kernel<T, HEAD_DIM, 4><<<grid, threads, 0, stream>>>(p, s);
+    else attention_chunk_kernel<T, HEAD_DIM, kMaxGroup><<<grid, threads, 0, stream>>>(p, s);
     attention_merge_kernel<T, HEAD_DIM><<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(p.num_heads)),
                                        HEAD_DIM < 128 ? 32 : 128, 0, stream>>>(p, s);
   }

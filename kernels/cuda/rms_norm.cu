@@ -7,7 +7,8 @@
 namespace drift::cuda {
 namespace {
 
-constexpr int kThreads = 256;
+// Wide blocks: a decode step normalises one row, so the row's loads must all be in flight at once.
+constexpr int kThreads = 512;
 
 __device__ float block_sum(float v) {
   __shared__ float partial[kThreads / 32];

@@ -22,7 +22,10 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kFeatures = 16;
-constexpr int kUnroll = 4;  // 32-wide k steps whose loads are issued before the first MMA
+// 32-wide k steps whose loads are issued before the first MMA: fewer with more row tiles, whose
+// x fragments take the registers (occupancy). A warp's steps run in the same order either way.
+template <int NT>
+constexpr int kUnroll = NT >= 4 ? 2 : 4;
 
 // d += a b on the tensor cores, a and b holding T (bf16 or fp16), fp32 accumulation.
 template <typename T>
@@ -63,10 +66,10 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
 
-  for (int s0 = warp; s0 < steps; s0 += kWarps * kUnroll) {
-    uint4 wl[kUnroll], wh[kUnroll], xv[kUnroll][NT];
+  for (int s0 = warp; s0 < steps; s0 += kWarps * kUnroll<NT>) {
+    uint4 wl[kUnroll<NT>], wh[kUnroll<NT>], xv[kUnroll<NT>][NT];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kUnroll<NT>; ++u) {
       const int kk = (s0 + u * kWarps) * 32 + 8 * q;
       const bool in = s0 + u * kWarps < steps && kk < k;
       wl[u] = load16(w, f_lo, kk, k, in);
@@ -75,7 +78,7 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
       for (int t = 0; t < NT; ++t) xv[u][t] = load16(x, t * 8 + g, kk, k, in && t * 8 + g < rows);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kUnroll<NT>; ++u) {
       if (s0 + u * kWarps >= steps) break;
 #pragma unroll
       for (int t = 0; t < NT; ++t) {
