@@ -338,6 +338,8 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
   p.table_stride = d.table_stride;
   p.kv_len = d.kv_len;
   p.tables_per_seq = d.tables_per_seq;
+  p.tiles = d.tiles;
+  p.num_tiles = d.num_tiles;
   p.max_kv_len = d.max_kv_len;
   p.mask_start = d.mask_start;
   p.mask = d.mask;

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "core/cuda/cuda_check.h"
+#include "kernels/cuda/ops.h"
 
 namespace drift::cuda_backend {
 
@@ -38,9 +39,25 @@ class Packer {
 };
 
 struct AttentionOffsets {
-  size_t token_seq, kv_len, slots, tables, mask_start, mask;
+  size_t token_seq, kv_len, slots, tables, mask_start, mask, tiles;
   int64_t table_stride = 0;
+  int64_t num_tiles = 0;
 };
+
+// Runs of consecutive queries of one sequence, cut every kAttentionTileQueries: [first, count] pairs.
+std::vector<int32_t> query_tiles(const AttentionMetadata& meta) {
+  std::vector<int32_t> tiles;
+  const auto n = static_cast<int32_t>(meta.token_seq.size());
+  for (int32_t t = 0; t < n;) {
+    int32_t count = 1;
+    while (t + count < n && count < cuda::kAttentionTileQueries && meta.token_seq[t + count] == meta.token_seq[t])
+      ++count;
+    tiles.push_back(t);
+    tiles.push_back(count);
+    t += count;
+  }
+  return tiles;
+}
 
 // Longest context rounded up to a power of two (at least 256): attention grids and block-table
 // widths come in few sizes, so recorded forwards can be replayed as contexts grow.
@@ -70,7 +87,7 @@ std::span<const T> span_of(const std::vector<T>& v) {
 }
 
 AttentionOffsets pack_attention(const AttentionMetadata& meta, const std::vector<int32_t>& tables,
-                                int64_t table_stride, Packer& packer) {
+                                int64_t table_stride, const std::vector<int32_t>& tiles, Packer& packer) {
   AttentionOffsets o;
   o.token_seq = packer.add(span_of(meta.token_seq));
   o.kv_len = packer.add(span_of(meta.kv_len));
@@ -78,6 +95,8 @@ AttentionOffsets pack_attention(const AttentionMetadata& meta, const std::vector
   o.tables = packer.add(span_of(tables));
   o.mask_start = packer.add(span_of(meta.mask_start));
   o.mask = packer.add(span_of(meta.mask));
+  o.tiles = packer.add(span_of(tiles));
+  o.num_tiles = static_cast<int64_t>(tiles.size() / 2);
   o.table_stride = table_stride;
   return o;
 }
@@ -91,6 +110,8 @@ DeviceAttention device_view(const AttentionMetadata& meta, const AttentionOffset
   d.block_tables = reinterpret_cast<const int32_t*>(base + o.tables);
   d.table_stride = o.table_stride;
   d.tables_per_seq = meta.tables_per_seq;
+  d.tiles = reinterpret_cast<const int32_t*>(base + o.tiles);
+  d.num_tiles = o.num_tiles;
   if (!meta.mask.empty()) {
     d.mask_start = reinterpret_cast<const int32_t*>(base + o.mask_start);
     d.mask = reinterpret_cast<const uint64_t*>(base + o.mask);
@@ -128,7 +149,8 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   const size_t rows = packer.add(span_of(*inputs.logit_rows));
   int64_t stride = 0;
   const std::vector<int32_t> tables = pad_tables(*inputs.attention, stride);
-  const AttentionOffsets attn = pack_attention(*inputs.attention, tables, stride, packer);
+  const std::vector<int32_t> tiles = query_tiles(*inputs.attention);
+  const AttentionOffsets attn = pack_attention(*inputs.attention, tables, stride, tiles, packer);
 
   reserve_staging(packer.size());
   packer.copy_into(staging_);
@@ -150,7 +172,8 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   uint64_t key = 1469598103934665603ull;
   for (uint64_t v : {uint64_t(inputs.tokens->size()), uint64_t(inputs.logit_rows->size()),
                      uint64_t(m.block_tables.size()), uint64_t(stride), uint64_t(attention_.max_kv_len),
-                     uint64_t(m.mask.empty() ? 0 : m.mask_words), uint64_t(m.tables_per_seq)})
+                     uint64_t(m.mask.empty() ? 0 : m.mask_words), uint64_t(m.tables_per_seq),
+                     uint64_t(attn.num_tiles)})
     key = (key ^ v) * 1099511628211ull;
   shape_key_ = key;
 }
@@ -160,7 +183,8 @@ DeviceAttention ForwardUpload::upload_attention(const AttentionMetadata& meta, D
   Packer packer;
   int64_t stride = 0;
   const std::vector<int32_t> tables = pad_tables(meta, stride);
-  const AttentionOffsets attn = pack_attention(meta, tables, stride, packer);
+  const std::vector<int32_t> tiles = query_tiles(meta);
+  const AttentionOffsets attn = pack_attention(meta, tables, stride, tiles, packer);
   std::vector<char> host(packer.size());
   packer.copy_into(host.data());
   char* device = static_cast<char*>(arena.allocate(packer.size()));

@@ -21,6 +21,8 @@ struct DeviceAttention {
   const int32_t* block_tables = nullptr;  // [num_seqs, table_stride], padded with page 0
   int64_t table_stride = 0;
   int64_t tables_per_seq = 1;             // AttentionMetadata::tables_per_seq
+  const int32_t* tiles = nullptr;         // query tiles (kernels/cuda/ops.h PagedAttentionParams)
+  int64_t num_tiles = 0;
   const int32_t* mask_start = nullptr;    // null when the batch has no tree
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;

@@ -85,6 +85,11 @@ struct PagedAttentionParams {
   int64_t tables_per_seq = 1;             // num_kv_heads: page lists per (sequence, kv head), as
                                           // kernels/cpu/paged_attention.h
   int64_t max_kv_len = 0;                 // max over kv_len (host value: sizes the grid)
+  // Optional query tiles: [num_tiles][2] = (first query, count), runs of at most
+  // kAttentionTileQueries consecutive queries of one sequence covering every query in order. With
+  // them, sequences with several queries (trees, prefill) read each K/V row once per tile.
+  const int32_t* tiles = nullptr;
+  int64_t num_tiles = 0;
   const int32_t* mask_start = nullptr;    // optional tree mask, as kernels/cpu/paged_attention.h
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;
@@ -97,6 +102,7 @@ struct PagedAttentionParams {
 // 64 positions: enough blocks to fill the GPU for one decode query (a 4K context is 64 chunks
 // per kv head), few enough partials to merge at 32K.
 constexpr int64_t kAttentionChunk = 64;
+constexpr int64_t kAttentionTileQueries = 8;
 // The workspace one query needs (a slice of queries needs that many times it).
 int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim, int64_t max_kv_len);
 // Returns false for an unsupported head_dim (8, 16, 32, 64, 128 and 256 are supported), a group

@@ -212,6 +212,127 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
   }
 }
 
+// Query tiles (verification trees, prefill chunks): block (tile, kv head, chunk) stages the chunk's
+// K/V rows in shared memory once and serves every (query, head) pair of the tile from there, warp
+// w taking pairs w, w + kWarps, ... For each pair it replays the single-query kernel's arithmetic
+// exactly: kWarps online-softmax states over positions begin + w', begin + w' + kWarps, ... (w' the
+// single-query kernel's warp), merged in w' order with the same operations, so a query gets the
+// same bits here as there (decode and verify agree).
+constexpr int kTileWarps = 8;
+// The merge keeps one weight per chunk in shared memory: contexts up to 128K positions.
+constexpr int64_t kMaxMergeChunks = 2048;
+
+template <typename T, int HEAD_DIM>
+__global__ void __launch_bounds__(kTileWarps * 32) attention_tile_kernel(PagedAttentionParams p, SliceLayout s) {
+  constexpr int kWarps = kWarpsFor<HEAD_DIM>;  // the single-query kernel's position interleave
+  constexpr int PER_LANE = HEAD_DIM >= 32 ? HEAD_DIM / 32 : 1;
+  constexpr int ACTIVE = HEAD_DIM >= 32 ? 32 : HEAD_DIM;
+  using Vec = typename LaneVec<PER_LANE>::T;
+  __shared__ Vec k_rows[kAttentionChunk][32], v_rows[kAttentionChunk][32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t first = p.tiles[blockIdx.x * 2], count = p.tiles[blockIdx.x * 2 + 1];
+  const int64_t kv_head = blockIdx.y, chunk = blockIdx.z;
+  const int64_t begin = chunk * kAttentionChunk;
+  int64_t longest = 0;
+  for (int64_t i = 0; i < count; ++i) longest = max(longest, static_cast<int64_t>(p.kv_len[entry_of(p, first + i, kv_head)]));
+  if (begin >= longest) return;
+  const int64_t stop = min(begin + kAttentionChunk, longest);
+  const int64_t list = p.tables_per_seq > 1 ? kv_head : 0;
+  const int32_t* table =
+      p.block_tables + (static_cast<int64_t>(p.token_seq[first]) * p.tables_per_seq + list) * p.table_stride;
+#pragma unroll 4
+  for (int64_t idx = threadIdx.x; idx < (stop - begin) * 32; idx += blockDim.x) {
+    const int64_t r = idx / 32, l = idx % 32, pos = begin + r;
+    Vec kv{}, vv{};
+    if (l < ACTIVE) {
+      const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
+      const int64_t row = (slot * p.num_kv_heads + kv_head) * HEAD_DIM;
+      kv = reinterpret_cast<const Vec*>(static_cast<const T*>(p.k_cache) + row)[l];
+      vv = reinterpret_cast<const Vec*>(static_cast<const T*>(p.v_cache) + row)[l];
+    }
+    k_rows[r][l] = kv;
+    v_rows[r][l] = vv;
+  }
+  __syncthreads();
+  const bool active = lane < ACTIVE;
+  for (int64_t pair = warp; pair < count * s.group; pair += kTileWarps) {
+    const int64_t t = first + pair / s.group, head = kv_head * s.group + pair % s.group;
+    const int64_t entry = entry_of(p, t, kv_head);
+    const int64_t end = min(begin + kAttentionChunk, static_cast<int64_t>(p.kv_len[entry]));
+    if (begin >= end) continue;
+    float q[PER_LANE];
+    Vec raw{};
+    if (active) raw = reinterpret_cast<const Vec*>(static_cast<const T*>(p.q) + (t * p.num_heads + head) * HEAD_DIM)[lane];
+    unpack<T, PER_LANE>(raw, q);
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) q[i] *= p.scale;
+    float m[kWarps], l[kWarps], acc[kWarps][PER_LANE];
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      m[w] = -INFINITY;
+      l[w] = 0.0f;
+#pragma unroll
+      for (int i = 0; i < PER_LANE; ++i) acc[w][i] = 0.0f;
+    }
+    // Step j advances every sub-state w by its next position begin + w + j * kWarps: the states are
+    // independent chains (instruction-level parallelism), each still walked in position order. A
+    // hidden position leaves its state untouched (selected, not branched, so the chains overlap).
+    const int64_t mask_from = p.mask ? p.mask_start[entry] : INT64_MAX;
+    const uint64_t* mask_row = p.mask ? p.mask + t * p.mask_words : nullptr;
+    for (int64_t base = begin; base < end; base += kWarps) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const int64_t pos = base + w;
+        bool use = pos < end;
+        if (use && pos >= mask_from) {
+          const int64_t bit = pos - mask_from;
+          use = bit < p.mask_words * 64 && ((mask_row[bit / 64] >> (bit % 64)) & 1u);
+        }
+        const int64_t row = use ? pos - begin : 0;
+        float kf[PER_LANE], vf[PER_LANE];
+        unpack<T, PER_LANE>(k_rows[row][lane], kf);
+        unpack<T, PER_LANE>(v_rows[row][lane], vf);
+        float dot = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) dot = fmaf(q[i], kf[i], dot);
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, offset);
+        if (!use) continue;
+        const float m_new = fmaxf(m[w], dot);
+        const float correction = __expf(m[w] - m_new);
+        const float weight = __expf(dot - m_new);
+        l[w] = l[w] * correction + weight;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) acc[w][i] = fmaf(acc[w][i], correction, weight * vf[i]);
+        m[w] = m_new;
+      }
+    }
+    float big = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) big = fmaxf(big, m[w]);
+    float sum = 0.0f, out[PER_LANE];
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) out[i] = 0.0f;
+    if (big != -INFINITY)
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        if (m[w] == -INFINITY) continue;
+        const float f = __expf(m[w] - big);
+        sum = fmaf(l[w], f, sum);
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) out[i] = fmaf(acc[w][i], f, out[i]);
+      }
+    float* part = partial_base(p, s, t - s.first_query, head, HEAD_DIM);
+    if (lane == 0) {
+      part[chunk * 2] = big;
+      part[chunk * 2 + 1] = sum;
+    }
+    if (active)
+#pragma unroll
+      for (int i = 0; i < PER_LANE; ++i) part[s.max_chunks * 2 + chunk * HEAD_DIM + lane * PER_LANE + i] = out[i];
+  }
+}
+
 // Merges a query head's chunks in chunk order; a query that sees nothing gets zeros.
 template <typename T, int HEAD_DIM>
 __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
@@ -219,17 +340,32 @@ __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
   const int64_t kv_head = head / (p.num_heads / p.num_kv_heads);
   const int64_t chunks = (p.kv_len[entry_of(p, t, kv_head)] + kAttentionChunk - 1) / kAttentionChunk;
   const float* part = partial_base(p, s, q_local, head, HEAD_DIM);
-  float big = -INFINITY;
-  for (int64_t c = 0; c < chunks; ++c) big = fmaxf(big, part[c * 2]);
+  // The chunks' weights exp(max_c - max) are computed once, cooperatively, into shared memory;
+  // every sum then runs over the chunks in chunk order.
+  __shared__ float weight[kMaxMergeChunks];
+  __shared__ float shared_big, shared_sum;
+  if (threadIdx.x == 0) {
+    float big = -INFINITY;
+    for (int64_t c = 0; c < chunks; ++c) big = fmaxf(big, part[c * 2]);
+    shared_big = big;
+  }
+  __syncthreads();
+  const float big = shared_big;
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x)
+    weight[c] = big == -INFINITY || part[c * 2] == -INFINITY ? 0.0f : __expf(part[c * 2] - big);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float sum = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c) sum = fmaf(part[c * 2 + 1], weight[c], sum);  // empty chunks add 0
+    shared_sum = sum;
+  }
+  __syncthreads();
+  const float sum = shared_sum;
   for (int d = threadIdx.x; d < HEAD_DIM; d += blockDim.x) {
-    float sum = 0.0f, out = 0.0f;
+    float out = 0.0f;
     if (big != -INFINITY)
-      for (int64_t c = 0; c < chunks; ++c) {
-        if (part[c * 2] == -INFINITY) continue;
-        const float f = __expf(part[c * 2] - big);
-        sum = fmaf(part[c * 2 + 1], f, sum);
-        out = fmaf(part[s.max_chunks * 2 + c * HEAD_DIM + d], f, out);
-      }
+#pragma unroll 8
+      for (int64_t c = 0; c < chunks; ++c) out = fmaf(part[s.max_chunks * 2 + c * HEAD_DIM + d], weight[c], out);
     const float value = sum > 0.0f ? out / sum : 0.0f;
     static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(value);
   }
@@ -242,6 +378,15 @@ void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t s
   s.group = p.num_heads / p.num_kv_heads;
   s.heads_per_block = s.group < kMaxGroup ? s.group : kMaxGroup;
   const int64_t blocks_per_kv = (s.group + s.heads_per_block - 1) / s.heads_per_block;
+  if (p.tiles && p.num_tiles < p.tokens && slice_queries >= p.tokens && HEAD_DIM <= 128) {
+    s.first_query = 0;
+    const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads),
+                    static_cast<unsigned>(s.max_chunks));
+    attention_tile_kernel<T, HEAD_DIM><<<grid, kTileWarps * 32, 0, stream>>>(p, s);
+    attention_merge_kernel<T, HEAD_DIM><<<dim3(static_cast<unsigned>(p.tokens), static_cast<unsigned>(p.num_heads)),
+                                          HEAD_DIM < 128 ? 32 : 128, 0, stream>>>(p, s);
+    return;
+  }
   for (int64_t first = 0; first < p.tokens; first += slice_queries) {
     s.first_query = first;
     const int64_t n = p.tokens - first < slice_queries ? p.tokens - first : slice_queries;
@@ -267,6 +412,7 @@ int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim,
 bool paged_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (p.tokens == 0) return true;
   if (p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0 || p.max_kv_len <= 0) return false;
+  if ((p.max_kv_len + kAttentionChunk - 1) / kAttentionChunk > kMaxMergeChunks) return false;
   const int64_t per_query = attention_workspace_bytes_per_query(p.num_heads, p.head_dim, p.max_kv_len);
   const int64_t slice = p.workspace_bytes / per_query;
   if (slice < 1) return false;
