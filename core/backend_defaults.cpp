@@ -49,7 +49,9 @@ std::vector<int32_t> Backend::pick_tokens(const Tensor& logits, std::span<const 
   return picks;
 }
 
-void Backend::silu_mul_pair(const Tensor&, const Tensor&, Tensor&) { fail("backend {} has no silu_mul service", name()); }
+void Backend::silu_mul_pair(const Tensor&, const Tensor&, Tensor&) {
+  fail("backend {} has no silu_mul service", name());
+}
 void Backend::softmax(const Tensor&, float, Tensor&) { fail("backend {} has no softmax service", name()); }
 void Backend::top_k(const Tensor&, int32_t, Tensor&, Tensor&) { fail("backend {} has no top_k service", name()); }
 void Backend::key_summary(const Tensor&, std::span<const int32_t>, std::span<const int32_t>, int64_t, Tensor&,

@@ -19,8 +19,7 @@ inline void expect_dtype(const Tensor& t, DType dtype, const char* what) {
 }
 
 inline void expect_device(const Tensor& t, const char* what) {
-  DRIFT_CHECK(t.empty() || t.device() == Device::CUDA, "CUDA backend: {} {} is not on the GPU", what,
-              t.shape_string());
+  DRIFT_CHECK(t.empty() || t.device() == Device::CUDA, "CUDA backend: {} {} is not on the GPU", what, t.shape_string());
 }
 
 }  // namespace drift::cuda_backend

@@ -31,8 +31,8 @@ void key_summary(const void* keys, int64_t row_elems, int64_t block_size, const 
   if (num_pages <= 0) return;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    key_summary_kernel<T><<<static_cast<unsigned>(num_pages), 128, 0, stream>>>(
-        static_cast<const T*>(keys), row_elems, block_size, pages, filled, kmax, kmin);
+    key_summary_kernel<T><<<static_cast<unsigned>(num_pages), 128, 0, stream>>>(static_cast<const T*>(keys), row_elems,
+                                                                                block_size, pages, filled, kmax, kmin);
   });
 }
 

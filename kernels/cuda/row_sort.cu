@@ -57,12 +57,10 @@ SortLayout layout_for(int64_t rows, int64_t cols) {
   l.columns = align256(n * sizeof(int32_t));
   l.offsets = align256((rows + 1) * sizeof(int));
   size_t cub_bytes = 0;
-  cub::DeviceSegmentedSort::StableSortPairsDescending(nullptr, cub_bytes, static_cast<const uint32_t*>(nullptr),
-                                                      static_cast<uint32_t*>(nullptr),
-                                                      static_cast<const int32_t*>(nullptr),
-                                                      static_cast<int32_t*>(nullptr), static_cast<int>(n),
-                                                      static_cast<int>(rows), static_cast<const int*>(nullptr),
-                                                      static_cast<const int*>(nullptr));
+  cub::DeviceSegmentedSort::StableSortPairsDescending(
+      nullptr, cub_bytes, static_cast<const uint32_t*>(nullptr), static_cast<uint32_t*>(nullptr),
+      static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), static_cast<int>(n), static_cast<int>(rows),
+      static_cast<const int*>(nullptr), static_cast<const int*>(nullptr));
   l.cub = align256(cub_bytes);
   return l;
 }

@@ -33,7 +33,9 @@ struct RowView {
   double max_logit;
   double temperature;
   double sum = 1.0;  // of the unnormalised weights over the top-k candidates
-  __device__ double weight(int64_t i) const { return exp((static_cast<double>(logits[order[i]]) - max_logit) / temperature); }
+  __device__ double weight(int64_t i) const {
+    return exp((static_cast<double>(logits[order[i]]) - max_logit) / temperature);
+  }
   __device__ double prob(int64_t i) const { return weight(i) / sum; }
 };
 

@@ -203,12 +203,12 @@ TEST_F(PluginServicesGpuTest, GemmRmsNormRopeSiluSoftmaxEmbeddingMatchCpu) {
   {
     const auto x = random(3 * 96, 2.0f), weight = random(96);
     auto [go, co] = outputs({3, 96}, true);
-    ASSERT_EQ(gpu_->api->rms_norm(gpu_->api->ctx, nullptr, gpu_->tensor({3, 96}, x), gpu_->tensor({96}, weight), 1e-5f,
-                                  go),
-              DRIFT_OK);
-    ASSERT_EQ(cpu_->api->rms_norm(cpu_->api->ctx, nullptr, cpu_->tensor({3, 96}, x), cpu_->tensor({96}, weight), 1e-5f,
-                                  co),
-              DRIFT_OK);
+    ASSERT_EQ(
+        gpu_->api->rms_norm(gpu_->api->ctx, nullptr, gpu_->tensor({3, 96}, x), gpu_->tensor({96}, weight), 1e-5f, go),
+        DRIFT_OK);
+    ASSERT_EQ(
+        cpu_->api->rms_norm(cpu_->api->ctx, nullptr, cpu_->tensor({3, 96}, x), cpu_->tensor({96}, weight), 1e-5f, co),
+        DRIFT_OK);
     EXPECT_LT(rel_error(gpu_->read(go), cpu_->read(co)), 1e-2) << "rms_norm";
   }
   {
@@ -223,10 +223,12 @@ TEST_F(PluginServicesGpuTest, GemmRmsNormRopeSiluSoftmaxEmbeddingMatchCpu) {
   {
     const auto gate = random(4 * 160), up = random(4 * 160);
     auto [go, co] = outputs({4, 160});
-    ASSERT_EQ(gpu_->api->silu_mul(gpu_->api->ctx, nullptr, gpu_->tensor({4, 160}, gate), gpu_->tensor({4, 160}, up), go),
-              DRIFT_OK);
-    ASSERT_EQ(cpu_->api->silu_mul(cpu_->api->ctx, nullptr, cpu_->tensor({4, 160}, gate), cpu_->tensor({4, 160}, up), co),
-              DRIFT_OK);
+    ASSERT_EQ(
+        gpu_->api->silu_mul(gpu_->api->ctx, nullptr, gpu_->tensor({4, 160}, gate), gpu_->tensor({4, 160}, up), go),
+        DRIFT_OK);
+    ASSERT_EQ(
+        cpu_->api->silu_mul(cpu_->api->ctx, nullptr, cpu_->tensor({4, 160}, gate), cpu_->tensor({4, 160}, up), co),
+        DRIFT_OK);
     EXPECT_LT(rel_error(gpu_->read(go), cpu_->read(co)), 1e-2) << "silu_mul";
   }
   {
@@ -410,9 +412,8 @@ TEST_F(PluginServicesGpuTest, DevicePicksEqualTheHostSamplersPicks) {
     const std::vector<int32_t> picks = gpu.pick_tokens(on_device, settings);
     ASSERT_EQ(picks.size(), static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
-      const int32_t expected =
-          sample_token(logits.as<float>() + r * vocab, vocab, settings[r].params, settings[r].seed,
-                       settings[r].output_index);
+      const int32_t expected = sample_token(logits.as<float>() + r * vocab, vocab, settings[r].params, settings[r].seed,
+                                            settings[r].output_index);
       EXPECT_EQ(picks[r], expected) << "vocab " << vocab << " row " << r << " temperature "
                                     << settings[r].params.temperature;
     }
