@@ -459,7 +459,11 @@ TEST_P(CudaOpsTest, KvWritePageCopyAndSlotCompactionMatchCpu) {
 // the separate ops, and matches the CPU's; a padding token (slot -1) writes no KV.
 TEST_P(CudaOpsTest, FusedRopeKvWriteEqualsTheSeparateOps) {
   const std::vector<float> inv_freq = {1.0f, 0.3f, 0.1f, 0.03f, 0.01f, 0.003f, 0.001f, 0.0003f};
-  for (auto [nh, nkv, d] : {std::tuple<int64_t, int64_t, int64_t>{4, 2, 16}, {8, 8, 16}, {32, 8, 16}}) {
+  struct Heads {
+    int64_t q, kv, dim;
+  };
+  for (const Heads& shape : {Heads{4, 2, 16}, Heads{8, 8, 16}, Heads{32, 8, 16}}) {
+    const int64_t nh = shape.q, nkv = shape.kv, d = shape.dim;  // plain locals: lambdas capture them
     const int64_t tokens = 5, slots = 64;
     std::vector<float> freqs(inv_freq.begin(), inv_freq.begin() + d / 2);
     auto [qkv, qkv_ref] = bf16_pair(random({tokens, (nh + 2 * nkv) * d}));
