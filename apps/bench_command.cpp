@@ -29,6 +29,7 @@ struct BenchArgs {
   int64_t num_prompts = 0;
   int64_t max_new_tokens = 128;
   int64_t concurrency = 1;
+  int64_t system_prompt_tokens = 0;
   std::string variants;
   std::string json_path;
   std::string write_reference;
@@ -87,6 +88,18 @@ std::vector<std::string> variants_for(const BenchArgs& a, const EngineConfig& co
   return v;
 }
 
+// A shared "system prompt" of n tokens put before every prompt: the prompt set's own tokens,
+// concatenated and cycled (realistic ids, the same with or without a tokenizer).
+std::vector<std::vector<int32_t>> with_system_prompt(std::vector<std::vector<int32_t>> prompts, int64_t n) {
+  if (n <= 0) return prompts;
+  std::vector<int32_t> pool;
+  for (const auto& p : prompts) pool.insert(pool.end(), p.begin(), p.end());
+  std::vector<int32_t> system;
+  for (int64_t i = 0; i < n; ++i) system.push_back(pool[static_cast<size_t>(i) % pool.size()]);
+  for (auto& p : prompts) p.insert(p.begin(), system.begin(), system.end());
+  return prompts;
+}
+
 void write_reference(const std::string& path, const std::vector<std::vector<int32_t>>& prompts,
                      const std::vector<std::vector<int32_t>>& outputs) {
   std::ofstream file(path);
@@ -99,12 +112,13 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
                   bool first) {
   auto engine = Engine::from_config(config);
   const std::string prompts_path = a.prompts_path.empty() ? default_prompt_set() : a.prompts_path;
-  const auto prompts = load_prompts(prompts_path, *engine, a.num_prompts);
+  const auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts), a.system_prompt_tokens);
   SamplingParams params = sampling_params_from(config.generation);
   params.max_new_tokens = a.max_new_tokens;
   params.ignore_eos = a.ignore_eos;
   for (const std::string& variant : variants_for(a, config)) {
     params.speculative = variant;
+    engine->reset_prefix_cache();  // every variant starts cold: hits come from its own prompts
     std::vector<std::vector<int32_t>> outputs;
     report.add(run_variant(*engine, label, variant, prompts, params, a.concurrency, outputs));
     if (first && !a.write_reference.empty() && variant == "off") write_reference(a.write_reference, prompts, outputs);
@@ -122,6 +136,8 @@ int run_bench(const std::vector<std::string>& args) {
       "num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")(
       "max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")(
       "concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")(
+      "system-prompt-tokens", po::value(&a.system_prompt_tokens),
+      "put one shared N-token prefix (the prompt set's own tokens) before every prompt: a prefix-cache workload")(
       "variants", po::value(&a.variants),
       "comma-separated speculation variants per config: off and/or draft provider names "
       "(default: off plus the config's draft provider)")("ignore-eos", po::bool_switch(&a.ignore_eos),
@@ -141,6 +157,7 @@ int run_bench(const std::vector<std::string>& args) {
   if (a.max_new_tokens < 1) fail("--max-new-tokens {}: must be >= 1", a.max_new_tokens);
   if (a.concurrency < 1) fail("--concurrency {}: must be >= 1", a.concurrency);
   if (a.num_prompts < 0) fail("--num-prompts {}: must be >= 0", a.num_prompts);
+  if (a.system_prompt_tokens < 0) fail("--system-prompt-tokens {}: must be >= 0", a.system_prompt_tokens);
 
   const EngineConfig primary = resolve_engine_config(a.source);
   if (a.sweep) {

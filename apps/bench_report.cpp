@@ -70,6 +70,11 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.mean_tpot_ms /= completed;
   const EngineMetrics& after = engine.metrics();
   r.steps = after.steps - before.steps;
+  r.prefill_tokens = after.prefill_tokens - before.prefill_tokens;
+  const PrefixCacheMetrics &cb = before.prefix_cache, &ca = after.prefix_cache;
+  r.prefix_cache = {ca.queries - cb.queries,           ca.hits - cb.hits,
+                    ca.query_tokens - cb.query_tokens, ca.hit_tokens - cb.hit_tokens,
+                    ca.evicted_pages - cb.evicted_pages, ca.pages_held};
   const SpeculationStats &b = before.speculation, &e = after.speculation;
   r.speculation.draft_tokens = e.draft_tokens - b.draft_tokens;
   r.speculation.accepted_tokens = e.accepted_tokens - b.accepted_tokens;
@@ -98,14 +103,17 @@ double BenchReport::speedup(const VariantResult& r) const {
 
 std::string BenchReport::table() const {
   std::string out =
-      fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n", "config", "variant",
-                  "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted", "accepted", "speedup");
+      fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>7}\n", "config", "variant",
+                  "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted", "accepted", "speedup",
+                  "cache%");
   for (const VariantResult& r : results_) {
     std::string label = r.config.size() > 32 ? "..." + r.config.substr(r.config.size() - 29) : r.config;
-    out += fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x\n", label,
-                       r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms,
+    const std::string cache =
+        r.prefix_cache.queries > 0 ? fmt::format("{:.1f}", 100.0 * r.prefix_cache.hit_rate()) : std::string("-");
+    out += fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x {:>7}\n",
+                       label, r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms,
                        r.mean_ttft_ms, r.speculation.acceptance_length(), r.speculation.draft_tokens,
-                       r.speculation.accepted_tokens, speedup(r));
+                       r.speculation.accepted_tokens, speedup(r), cache);
   }
   return out;
 }
@@ -133,7 +141,17 @@ nlohmann::json BenchReport::json() const {
                        {"verify_steps", r.speculation.verify_steps},
                        {"mean_draft_prob", r.speculation.mean_draft_prob()},
                        {"mean_accepted_draft_prob", r.speculation.mean_accepted_draft_prob()},
-                       {"speedup_vs_off", speedup(r)}});
+                       {"speedup_vs_off", speedup(r)},
+                       {"prefill_tokens", r.prefill_tokens},
+                       {"prefix_cache",
+                        {{"queries", r.prefix_cache.queries},
+                         {"hits", r.prefix_cache.hits},
+                         {"query_tokens", r.prefix_cache.query_tokens},
+                         {"hit_tokens", r.prefix_cache.hit_tokens},
+                         {"prefill_tokens_avoided", r.prefix_cache.hit_tokens},
+                         {"hit_rate", r.prefix_cache.hit_rate()},
+                         {"evicted_pages", r.prefix_cache.evicted_pages},
+                         {"pages_held", r.prefix_cache.pages_held}}}});
   }
   return {{"results", results}};
 }

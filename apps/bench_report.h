@@ -21,6 +21,8 @@ struct VariantResult {
   double mean_ttft_ms = 0.0;
   double mean_tpot_ms = 0.0;  // time per output token after the first, averaged over requests
   int64_t steps = 0;          // engine steps
+  int64_t prefill_tokens = 0;  // prompt tokens the model computed (cache hits are not)
+  PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)
   SpeculationStats speculation;
   std::map<int32_t, int64_t> acceptance_histogram;
   double tokens_per_second() const { return seconds > 0 ? static_cast<double>(output_tokens) / seconds : 0.0; }

@@ -29,6 +29,8 @@ struct GenerateArgs {
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   std::string speculative;  // "" = the config's [speculative]; "off"; or a draft provider's name
+  std::string cache_salt;
+  bool no_prefix_cache = false;
   bool json = false;
   bool ignore_eos = false;
 };
@@ -53,6 +55,8 @@ SamplingParams sampling_from(const GenerateArgs& a, const GenerationSection& def
   p.ignore_eos = a.ignore_eos;
   p.stop = a.stop;
   p.speculative = a.speculative;
+  p.cache_salt = a.cache_salt;
+  p.prefix_cache = !a.no_prefix_cache;
   return p;
 }
 
@@ -121,8 +125,31 @@ nlohmann::json result_json(const Sequence& seq, double seconds) {
                 {"latency_ms", seq.stats.latency_ms},
                 {"tokens_per_second", seconds > 0 ? seq.stats.output_tokens / seconds : 0.0},
                 {"seed", seq.seed},
+                {"cached_tokens", seq.stats.cached_tokens},
                 {"speculation", speculation_json(seq.stats.speculation)}};
   return j;
+}
+
+nlohmann::json prefix_cache_json(const PrefixCacheMetrics& m) {
+  return {{"queries", m.queries},           {"hits", m.hits},
+          {"query_tokens", m.query_tokens}, {"hit_tokens", m.hit_tokens},
+          {"hit_rate", m.hit_rate()},       {"evicted_pages", m.evicted_pages},
+          {"pages_held", m.pages_held}};
+}
+
+// The closing line of --json output: the run's engine-wide figures.
+nlohmann::json summary_json(const Engine& engine, size_t prompts, int64_t tokens, double seconds) {
+  const EngineMetrics& m = engine.metrics();
+  return {{"summary",
+           {{"prompts", prompts},
+            {"output_tokens", tokens},
+            {"seconds", seconds},
+            {"tokens_per_second", seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0},
+            {"engine_steps", m.steps},
+            {"prefill_tokens", m.prefill_tokens},
+            {"preemptions", m.preemptions},
+            {"speculation", speculation_json(m.speculation)},
+            {"prefix_cache", prefix_cache_json(m.prefix_cache)}}}};
 }
 
 // A prompt that never became a request: the same fields, nothing generated.
@@ -190,6 +217,9 @@ int run_generate(const std::vector<std::string>& args) {
       ("stop", po::value(&a.stop), "stop string (repeatable): generation ends before it; it is never printed")
       ("speculative", po::value(&a.speculative),
        "speculative decoding for these prompts: off, or a configured draft provider's name (default: [speculative])")
+      ("cache-salt", po::value(&a.cache_salt),
+       "prefix-cache isolation key: only requests with the same salt share cached pages (default: none)")
+      ("no-prefix-cache", po::bool_switch(&a.no_prefix_cache), "keep these prompts out of the prefix cache")
       ("json", po::bool_switch(&a.json), "one JSON object per prompt per line");
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...", &a.ordered))
@@ -235,6 +265,7 @@ int run_generate(const std::vector<std::string>& args) {
     }
   }
   if (!a.json && prompts.size() == 1) std::printf("\n");
+  if (a.json) write_stdout(summary_json(*engine, prompts.size(), total_tokens, seconds).dump() + "\n");
   std::fprintf(stderr, "[stats] %zu prompt(s), %ld tokens in %.3f s (%.1f tokens/s), %ld engine steps\n",
                prompts.size(), static_cast<long>(total_tokens), seconds, seconds > 0 ? total_tokens / seconds : 0.0,
                static_cast<long>(engine->metrics().steps));
@@ -242,6 +273,11 @@ int run_generate(const std::vector<std::string>& args) {
     std::fprintf(stderr, "[stats] speculation: %ld draft tokens, %ld accepted, %ld rewound, acceptance length %.2f\n",
                  static_cast<long>(s.draft_tokens), static_cast<long>(s.accepted_tokens),
                  static_cast<long>(s.rewound_tokens), s.acceptance_length());
+  if (const PrefixCacheMetrics& c = engine->metrics().prefix_cache; c.queries > 0)
+    std::fprintf(stderr, "[stats] prefix cache: %ld queries, %ld hits, %ld of %ld prompt tokens cached (%.1f%%), %ld pages held, %ld evicted\n",
+                 static_cast<long>(c.queries), static_cast<long>(c.hits), static_cast<long>(c.hit_tokens),
+                 static_cast<long>(c.query_tokens), 100.0 * c.hit_rate(), static_cast<long>(c.pages_held),
+                 static_cast<long>(c.evicted_pages));
   return any_error ? 1 : 0;
 }
 

@@ -52,7 +52,9 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
   const DType dtype = backend_ ? backend_->compute_dtype() : DType::F32;
   void* stream = backend_ ? backend_->stream_handle() : nullptr;
   plugins_ = std::make_unique<EnginePlugins>(
-      config, model, EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype, stream}, install_services);
+      config, model,
+      EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype, stream, &metrics_.prefix_cache},
+      install_services);
   scheduler_->set_observer(plugins_.get());
 }
 
@@ -66,6 +68,7 @@ std::string Engine::validate_request(const Sequence& seq) const {
     return fmt::format("prompt has {} tokens; max_seq_len is {} (room is needed for at least one new token)",
                        seq.total_len(), options_.limits.max_seq_len);
   if (std::string bad = validate_sampling_params(seq.params); !bad.empty()) return "sampling: " + bad;
+  if (seq.params.cache_salt.find('\0') != std::string::npos) return "cache_salt contains a NUL byte";
   if (!seq.params.stop.empty()) {
     if (!tokenizer_) return "stop strings need a tokenizer, and the model has none (use stop_token_ids)";
     if (std::string bad = validate_stop_strings(seq.params.stop); !bad.empty()) return "stop: " + bad;
@@ -146,6 +149,11 @@ void Engine::abort(int64_t id) {
   finish(*it->second, FinishReason::Abort);
 }
 
+int64_t Engine::reset_prefix_cache() {
+  if (has_unfinished()) fail("reset_prefix_cache: requests are still unfinished; reset the cache while idle");
+  return plugins_ ? plugins_->release_all_cached() : 0;
+}
+
 bool Engine::has_unfinished() const {
   return !pending_.empty() || !scheduler_->running().empty() || !scheduler_->waiting().empty();
 }
@@ -190,9 +198,8 @@ void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutpu
     const auto drafted = static_cast<int64_t>(chunk.draft.size());
     (chunk.count - drafted == 1 && chunk.start >= static_cast<int64_t>(seq.prompt.size()) ? metrics_.decode_tokens
                                                                                         : metrics_.prefill_tokens) += chunk.count;
-    if (!chunk.wants_logits) {  // a prefill chunk: pages it filled go to the cache managers now
+    if (!chunk.wants_logits) {  // a prefill chunk: its pages are offered once the whole prompt is in
       seq.num_computed += chunk.count;
-      if (plugins_) plugins_->offer_full_pages(seq);
       continue;
     }
     const int64_t first_row = row;

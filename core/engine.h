@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/cache_metrics.h"
 #include "core/config.h"
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
@@ -71,6 +72,7 @@ struct EngineMetrics {
   double forward_seconds = 0.0;
   SpeculationStats speculation;                       // summed over requests (no per-step list)
   std::map<int32_t, int64_t> acceptance_histogram;    // tokens committed per decode step -> steps
+  PrefixCacheMetrics prefix_cache;                    // zeros without a cache-manager plugin
 };
 
 class Engine {
@@ -96,6 +98,10 @@ class Engine {
   const KVCacheManager& kv() const { return *kv_; }
   const Scheduler& scheduler() const { return *scheduler_; }
   const EngineMetrics& metrics() const { return metrics_; }
+  // Makes every cache manager give back every page it holds (vLLM's reset_prefix_cache), e.g. so
+  // that each benchmark variant starts cold. Only while idle: DriftError when requests are
+  // unfinished. Returns the pages given back.
+  int64_t reset_prefix_cache();
   const EngineOptions& options() const { return options_; }
   ModelExecutor& executor() { return *executor_; }
 

@@ -1,5 +1,6 @@
 #pragma once
-// SamplingParams: how one request picks its tokens and when it stops.
+// SamplingParams: how one request picks its tokens and when it stops (and the per-request
+// choices of speculation and prefix caching).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,11 @@ struct SamplingParams {
   // Speculative decoding for this request: "" = the engine's [speculative] setting, "off" = none,
   // or the name of another configured draft provider (A/B in one run).
   std::string speculative;
+  // Prefix caching (a cache-manager plugin such as prefix_cache): false keeps this request out of
+  // every cache manager (no lookup, nothing offered); cache_salt isolates it -- requests share
+  // cached pages only when their salts are equal (e.g. one salt per tenant).
+  bool prefix_cache = true;
+  std::string cache_salt;
 };
 
 // The first out-of-range field, described so that each caller can name it the way its user wrote

@@ -49,6 +49,7 @@ struct RequestStats {
   int64_t steps = 0;            // engine steps that computed tokens of this request
   int64_t preemptions = 0;
   int64_t recomputed_tokens = 0;  // KV recomputed after preemption
+  int64_t cached_tokens = 0;    // KV adopted from a cache manager at admission (summed over re-admissions)
   double ttft_ms = 0.0;         // arrival -> first output token
   double latency_ms = 0.0;      // arrival -> finish
   uint64_t seed = 0;

@@ -13,6 +13,7 @@ packages=(
   libcpp-httplib-dev             # server
   libsentencepiece-dev           # tokenizer.model
   libpcre2-dev libutf8proc-dev   # tokenizer.json pre-tokenizer regexes and NFC
+  libxxhash-dev                  # plugins/prefix_cache: page-chain keys
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev llvm     # sanitize.sh / fuzz.sh: ASan, UBSan, libFuzzer runtimes, llvm-symbolizer
 )

@@ -22,8 +22,17 @@ void require_loaded(const std::vector<PluginEntry>& entries, const std::vector<P
 
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                              const ServiceInstaller& install_services)
-    : kv_(parts.kv), executor_(parts.executor), stream_(parts.stream), state_(parts.lookup, parts.kv, parts.scheduler, parts.executor) {
+    : kv_(parts.kv),
+      executor_(parts.executor),
+      stream_(parts.stream),
+      state_(parts.lookup, parts.kv, parts.scheduler, parts.executor),
+      cache_metrics_(parts.cache_metrics ? *parts.cache_metrics : own_cache_metrics_) {
   state_.install(host_.callbacks());
+  host_.callbacks().release_page = [this](drift_page_id_t page) {
+    kv_.release_page(page);
+    cache_metrics_.evicted_pages++;
+    cache_metrics_.pages_held = host_.num_held_pages();
+  };
   if (install_services) install_services(host_.callbacks());
   host_.set_model_info(
       make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(), to_drift_device(parts.device),
@@ -41,6 +50,18 @@ void EnginePlugins::release(const std::vector<drift_page_id_t>& pages) {
   for (drift_page_id_t page : pages) kv_.release_page(page);
 }
 
+int64_t EnginePlugins::evicted(const std::vector<drift_page_id_t>& pages) {
+  const int64_t before = kv_.num_free_pages();
+  release(pages);
+  cache_metrics_.evicted_pages += static_cast<int64_t>(pages.size());
+  cache_metrics_.pages_held = host_.num_held_pages();
+  return kv_.num_free_pages() - before;
+}
+
+bool EnginePlugins::caches(const Sequence& seq) const {
+  return seq.params.prefix_cache && host_.has_cache_manager();
+}
+
 RequestInfo EnginePlugins::request_info(const Sequence& seq) {
   request_tokens_.assign(seq.prompt.begin(), seq.prompt.end());
   request_tokens_.insert(request_tokens_.end(), seq.output.begin(), seq.output.end());
@@ -52,6 +73,7 @@ RequestInfo EnginePlugins::request_info(const Sequence& seq) {
   info.max_new_tokens = seq.params.max_new_tokens;
   info.temperature = seq.params.temperature;
   info.resumed = resumed_.count(seq.id) > 0;
+  info.cache_salt = seq.params.cache_salt;
   return info;
 }
 
@@ -59,6 +81,7 @@ int64_t EnginePlugins::match_prefix(Sequence& seq) {
   // Leave at least the last token to compute: its logits give the next token.
   // Asked again on every admission attempt: an earlier, failed attempt's answer is stale.
   offered_blocks_[seq.id] = 0;
+  if (!caches(seq)) return 0;
   const auto max_pages = static_cast<int32_t>((seq.total_len() - 1) / kv_.block_size());
   if (max_pages <= 0) return 0;
   const std::vector<drift_page_id_t> pages = host_.prefix_match(request_info(seq), max_pages);
@@ -69,6 +92,13 @@ int64_t EnginePlugins::match_prefix(Sequence& seq) {
 }
 
 void EnginePlugins::admitted(Sequence& seq) {
+  if (caches(seq)) {
+    cache_metrics_.queries++;
+    cache_metrics_.hits += seq.num_computed > 0 ? 1 : 0;
+    cache_metrics_.query_tokens += seq.total_len();
+    cache_metrics_.hit_tokens += seq.num_computed;
+    seq.stats.cached_tokens += seq.num_computed;
+  }
   host_.request_start(request_info(seq));
   started_.insert(seq.id);
   resumed_.erase(seq.id);
@@ -82,16 +112,17 @@ void EnginePlugins::preempted(Sequence& seq) {
 
 int64_t EnginePlugins::reclaim(int64_t wanted) {
   if (wanted <= 0) return 0;
-  const int64_t before = kv_.num_free_pages();
-  release(host_.evict(static_cast<int32_t>(wanted)));
-  return kv_.num_free_pages() - before;
+  return evicted(host_.evict(static_cast<int32_t>(wanted)));
 }
 
 int64_t EnginePlugins::reclaim_to_unblock(int64_t wanted) {
   if (wanted <= 0) return 0;
-  const int64_t before = kv_.num_free_pages();
-  release(host_.evict(static_cast<int32_t>(wanted), PluginHost::Eviction::Required));
-  return kv_.num_free_pages() - before;
+  return evicted(host_.evict(static_cast<int32_t>(wanted), PluginHost::Eviction::Required));
+}
+
+int64_t EnginePlugins::release_all_cached() {
+  const int64_t held = host_.num_held_pages();
+  return held > 0 ? reclaim_to_unblock(held) : 0;
 }
 
 void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& scheduled) {
@@ -141,8 +172,13 @@ void EnginePlugins::committed(const Sequence& seq, const std::vector<int32_t>& t
   host_.rewind(seq.id, rewound);
 }
 
+// Only committed KV is offered, and only once the request's whole prompt (with, when resumed,
+// its earlier output) has been computed: a request aborted or preempted mid-prefill never
+// offers a page (SGLang #38319 poisoned its radix cache with such pages), and neither do draft
+// slots beyond num_computed or the partly filled tail page.
 void EnginePlugins::offer_full_pages(const Sequence& seq) {
-  if (!started_.count(seq.id) || seq.kv < 0) return;
+  if (!started_.count(seq.id) || seq.kv < 0 || !caches(seq)) return;
+  if (seq.total_len() - seq.num_computed > 1) return;  // still in prefill
   const int64_t full_blocks = seq.num_computed / kv_.block_size();
   int64_t& offered = offered_blocks_[seq.id];
   if (full_blocks <= offered) return;
@@ -156,7 +192,9 @@ void EnginePlugins::offer_full_pages(const Sequence& seq) {
   full.pages = std::span(table.data() + offered, full_blocks - offered);
   full.tokens = std::span(tokens.data() + offered * bs, (full_blocks - offered) * bs);
   full.prefix = std::span(tokens.data(), offered * bs);
+  full.cache_salt = seq.params.cache_salt;
   for (drift_page_id_t page : host_.pages_full(full)) kv_.retain_page(page);
+  cache_metrics_.pages_held = host_.num_held_pages();
   offered = full_blocks;
 }
 

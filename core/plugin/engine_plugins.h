@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "core/cache_metrics.h"
 #include "core/config.h"
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
@@ -42,6 +43,7 @@ struct EngineParts {
   Device device = Device::CPU;           // where the backend keeps activations and KV
   DType activation_dtype = DType::F32;   // and in which dtype
   void* stream = nullptr;                // the backend's stream, handed to hooks (nullptr on the CPU)
+  PrefixCacheMetrics* cache_metrics = nullptr;  // the engine's, kept up to date here (optional)
 };
 
 class EnginePlugins final : public SchedulerObserver {
@@ -66,6 +68,8 @@ class EnginePlugins final : public SchedulerObserver {
   // Nothing runs and the next request does not fit: cache managers MUST give `wanted` pages
   // back (one that will not is disabled and loses all it holds). Returns the pages freed.
   int64_t reclaim_to_unblock(int64_t wanted);
+  // Every page cache managers hold, given back (Engine::reset_prefix_cache; idle engine only).
+  int64_t release_all_cached();
 
   // Start of an engine step: views handed to plugins during the last one expire.
   void begin_step() { state_.begin_step(); }
@@ -91,6 +95,9 @@ class EnginePlugins final : public SchedulerObserver {
  private:
   RequestInfo request_info(const Sequence& seq);
   void release(const std::vector<drift_page_id_t>& pages);
+  // Pages cache managers gave back while the engine runs: released and counted as evictions.
+  int64_t evicted(const std::vector<drift_page_id_t>& pages);
+  bool caches(const Sequence& seq) const;  // a cache manager is loaded and seq did not opt out
 
   KVCacheManager& kv_;
   ModelExecutor& executor_;
@@ -102,6 +109,8 @@ class EnginePlugins final : public SchedulerObserver {
   std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered
   std::map<int64_t, bool> resumed_;            // preempted requests, re-admitted as "resumed"
   SpeculationMetrics speculation_;
+  PrefixCacheMetrics own_cache_metrics_;  // where cache metrics go when the engine gives none
+  PrefixCacheMetrics& cache_metrics_;
 };
 
 }  // namespace drift

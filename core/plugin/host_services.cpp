@@ -131,6 +131,14 @@ drift_status_t load_safetensors(void* ctx, const char* path, const char* const* 
   return status;
 }
 
+drift_status_t release_pages(void* ctx, const drift_page_id_t* pages, int32_t num_pages) {
+  PluginContext& c = context_of(ctx);
+  if (!c.page_releaser()) return DRIFT_ERROR_NOT_SUPPORTED;
+  if (num_pages < 0 || (num_pages > 0 && !pages)) return DRIFT_ERROR_INVALID_ARGUMENT;
+  const std::span<const drift_page_id_t> list(pages, static_cast<size_t>(num_pages));
+  return shield(c, "release_pages", [&] { return c.page_releaser()(list); });
+}
+
 #define DRIFT_FORWARD(api, field) \
   (api).field = &Forward<&HostCallbacks::field, decltype((api).field)>::call
 
@@ -162,6 +170,7 @@ void fill_table(drift_host_api_t& api, PluginContext* ctx) {
   DRIFT_FORWARD(api, silu_mul);
   DRIFT_FORWARD(api, softmax);
   DRIFT_FORWARD(api, top_k);
+  api.release_pages = &release_pages;
 }
 
 }  // namespace

@@ -48,6 +48,8 @@ struct HostCallbacks {
   std::function<drift_status_t(drift_seq_id_t, int32_t layer, const drift_page_id_t* pages, int32_t num_pages,
                                drift_tensor_t* kmax, drift_tensor_t* kmin)>
       page_key_summary;
+  // A cache manager stopped holding `page` (host->release_pages): drop the KV reference it had.
+  std::function<void(drift_page_id_t)> release_page;
 
   // Compute primitives on the current backend; same contracts as in drift/plugin.h.
   using T = drift_tensor_t;
@@ -100,11 +102,18 @@ class PluginContext {
   void track(const drift_tensor_t& tensor) { live_tensors_.insert(tensor.data); }
   bool untrack(const void* data) { return live_tensors_.erase(const_cast<void*>(data)) > 0; }
 
+  // host->release_pages for this plugin: PluginHost checks the pages against what the plugin
+  // holds. Unset: the service answers DRIFT_ERROR_NOT_SUPPORTED.
+  using PageReleaser = std::function<drift_status_t(std::span<const drift_page_id_t>)>;
+  void set_page_releaser(PageReleaser releaser) { page_releaser_ = std::move(releaser); }
+  const PageReleaser& page_releaser() const { return page_releaser_; }
+
  private:
   std::string name_;
   PluginSettings settings_;
   HostState* state_;
   std::unordered_set<void*> live_tensors_;
+  PageReleaser page_releaser_;
   drift_host_api_t api_{};
 };
 

@@ -1,10 +1,12 @@
 #pragma once
 // LoadedPlugin: PluginHost's record of one plugin (internal to core/plugin/).
+#include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
 #include "core/plugin/host_services.h"
+#include "core/plugin/page_chain.h"
 #include "core/plugin/plugin_library.h"
 #include "core/plugin/plugin_types.h"
 #include "drift/plugin.h"
@@ -19,7 +21,13 @@ struct LoadedPlugin {
   PluginInfo info;
   std::vector<int32_t> capture_layers;
   std::set<drift_seq_id_t> disabled_requests;
-  std::set<drift_page_id_t> held_pages;    // cache manager: pages the host retains for it
+  // Cache manager: the pages the host retains for it, each with the host's own record of what
+  // it holds (block index, chain key) and the block's tokens, checked on every match.
+  struct HeldPage {
+    PageChainKey chain;
+    std::vector<drift_token_t> tokens;
+  };
+  std::map<drift_page_id_t, HeldPage> held_pages;
 
   bool is(drift_kinds_t kind) const { return info.enabled && (desc.kinds & kind); }
   bool usable_for(drift_seq_id_t seq) const {
@@ -38,6 +46,7 @@ inline drift_request_info_t to_c(const RequestInfo& r) {
   c.max_new_tokens = r.max_new_tokens;
   c.temperature = r.temperature;
   c.resumed = r.resumed;
+  c.cache_salt = r.cache_salt.c_str();
   return c;
 }
 

@@ -133,6 +133,7 @@ void PluginHost::load_all(const std::vector<PluginEntry>& entries) {
 void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
   try {
     p.context = std::make_unique<PluginContext>(p.info.name, entry.settings_toml, state_.get());
+    p.context->set_page_releaser([this, &p](std::span<const drift_page_id_t> pages) { return release_held(p, pages); });
     const drift_plugin_t* raw = open_descriptor(entry, p);
     p.desc = adopt_descriptor(raw, p.info.path);
     fill_info(p, entry);
@@ -230,7 +231,8 @@ std::vector<drift_page_id_t> PluginHost::disable(LoadedPlugin& p, const char* ho
   p.info.enabled = false;
   p.info.error = fmt::format("hook {} {}", hook, reason);
   spdlog::warn("[fallback] plugin '{}' disabled for the engine: {}", p.info.name, p.info.error);
-  std::vector<drift_page_id_t> pages(p.held_pages.begin(), p.held_pages.end());
+  std::vector<drift_page_id_t> pages;
+  for (const auto& held : p.held_pages) pages.push_back(held.first);
   p.held_pages.clear();
   return pages;
 }
@@ -251,6 +253,7 @@ void PluginHost::request_start(const RequestInfo& request) {
 }
 
 void PluginHost::request_finish(drift_seq_id_t seq, HookFinishReason reason) {
+  chain_tails_.erase(seq);
   for (auto& p : plugins_) {
     if (p->usable_for(seq) && p->desc.on_request_finish)
       call_for(*p, "on_request_finish", seq, [&] {
@@ -262,6 +265,7 @@ void PluginHost::request_finish(drift_seq_id_t seq, HookFinishReason reason) {
 }
 
 void PluginHost::forget(drift_seq_id_t seq) {
+  chain_tails_.erase(seq);
   for (auto& p : plugins_) p->disabled_requests.erase(seq);
 }
 

@@ -11,12 +11,14 @@
 // engine thread only.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
+#include "core/plugin/page_chain.h"
 #include "core/plugin/host_services.h"
 #include "core/plugin/plugin_types.h"
 
@@ -57,6 +59,7 @@ class PluginHost {
   };
   Extension extension(const std::string& plugin, const std::string& key) const;
   bool has_draft_provider() const;            // selected and enabled
+  bool has_cache_manager() const;             // at least one enabled
   std::vector<int32_t> capture_layers() const;  // sorted union of the declared needs
 
   // ---- Common hooks: every enabled plugin, in config order -----------------------------
@@ -101,6 +104,8 @@ class PluginHost {
   std::vector<drift_page_id_t> evict(int32_t wanted, Eviction mode = Eviction::Optional);
   // Every page still held, once per holding plugin: release them at shutdown.
   std::vector<drift_page_id_t> held_pages() const;
+  // Pages cache managers hold, counted once per holding plugin.
+  int64_t num_held_pages() const;
 
  private:
   void load_one_into(LoadedPlugin& plugin, const PluginEntry& entry);
@@ -114,12 +119,19 @@ class PluginHost {
                     const std::vector<size_t>& indices, std::vector<DraftTree>& trees);
   bool call_for(LoadedPlugin& plugin, const char* hook, drift_seq_id_t seq,
                 const std::function<drift_status_t()>& call);
+  // host->release_pages from `plugin`: every page must be one it holds, named once, and the
+  // calling hook must not be on_prefix_match or on_evict. Each page goes to
+  // callbacks.release_page.
+  drift_status_t release_held(LoadedPlugin& plugin, std::span<const drift_page_id_t> pages);
+  std::vector<PageChainKey> chain_keys(const FullPages& full);
 
   std::unique_ptr<HostState> state_;
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::unique_ptr<LoadedPlugin> full_policy_;  // the built-in default verification policy
   LoadedPlugin* draft_provider_ = nullptr;
   LoadedPlugin* verification_ = nullptr;
+  const char* read_only_hook_ = nullptr;  // set while a hook that must not release pages runs
+  std::map<drift_seq_id_t, PageChainKey> chain_tails_;  // per request: the key of its last offered page
 };
 
 }  // namespace drift

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/speculation/draft_tree.h"
@@ -28,6 +29,7 @@ struct RequestInfo {
   int64_t max_new_tokens = 0;
   double temperature = 0.0;
   bool resumed = false;
+  std::string cache_salt;                 // "" when none (SamplingParams::cache_salt)
 };
 
 struct StepInfo {
@@ -61,6 +63,7 @@ struct FullPages {
   std::span<const drift_page_id_t> pages;
   std::span<const drift_token_t> tokens;     // pages.size() * block_size tokens
   std::span<const drift_token_t> prefix;     // the first_block * block_size tokens before them
+  std::string_view cache_salt;               // the request's (SamplingParams::cache_salt)
 };
 
 // What `drift plugins list` prints and what the engine logs at start-up.

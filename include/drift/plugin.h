@@ -1,5 +1,9 @@
 /*
- * drift/plugin.h -- DriftEngine plugin ABI, version 1.
+ * drift/plugin.h -- DriftEngine plugin ABI, version 1.1.
+ *
+ * History (minors only append): 1.0 the first release. 1.1 drift_request_info_t.cache_salt (a
+ * request's cache isolation key) and host->release_pages (a cache manager hands pages back on
+ * its own, e.g. to stay under its capacity).
  *
  * The ONE header a plugin author needs. Pure C99 (stdint, stddef, stdbool only); compiles as C
  * and as C++ with -Wall -Wextra -Werror -pedantic. A plugin is a shared object exporting one
@@ -73,7 +77,7 @@ extern "C" {
 #endif
 
 #define DRIFT_ABI_MAJOR 1
-#define DRIFT_ABI_MINOR 0
+#define DRIFT_ABI_MINOR 1
 /* Packed version passed to the entry point: major in the high 16 bits. */
 #define DRIFT_ABI_VERSION ((uint32_t)((DRIFT_ABI_MAJOR << 16) | DRIFT_ABI_MINOR))
 #define DRIFT_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -175,6 +179,10 @@ typedef struct drift_request_info_t {
   int64_t max_new_tokens;
   double temperature;           /* 0: greedy */
   bool resumed;                 /* restarting after preemption */
+  /* 1.1: the request's cache salt, NUL-terminated ("" when none; never NULL). A cache manager
+   * MUST only share pages between requests with identical salts, so one tenant never reads
+   * another's KV. Requests that opted out of caching never reach a cache manager at all. */
+  const char* cache_salt;
 } drift_request_info_t;
 
 typedef struct drift_step_t {
@@ -351,6 +359,13 @@ typedef struct drift_host_api_t {
    * descending. */
   drift_status_t (*top_k)(void* ctx, void* stream, const drift_tensor_t* x, int32_t k,
                           drift_tensor_t* values, drift_tensor_t* indices);
+
+  /* 1.1. Cache managers: stop holding `pages` now (e.g. to stay under a capacity) instead of
+   * waiting for on_evict. Every page MUST be one the plugin holds, each named once; otherwise
+   * nothing is released and DRIFT_ERROR_INVALID_ARGUMENT comes back. Not from on_prefix_match
+   * (read-only) or on_evict (answer through its output): DRIFT_ERROR_INVALID_ARGUMENT there.
+   * A page a running sequence still uses stays alive for that sequence. */
+  drift_status_t (*release_pages)(void* ctx, const drift_page_id_t* pages, int32_t num_pages);
 } drift_host_api_t;
 
 /* ---- The plugin descriptor ------------------------------------------------------------------ */
@@ -397,7 +412,10 @@ typedef struct drift_plugin_t {
                                       drift_kv_view_t* const* views, size_t num_views);
 
   /* Cache manager. The host does all reference counting: a page kept in on_pages_full stays
-   * alive (one reference per keeping plugin) until the plugin names it in on_evict.
+   * alive (one reference per keeping plugin) until the plugin names it in on_evict (or gives it
+   * back through host->release_pages). Only committed KV is offered: the full pages of a
+   * request whose whole prompt has been computed -- never draft-tree slots, never the partly
+   * filled tail page, never pages of a request aborted or preempted before its prompt was in.
    * on_prefix_match is read-only (MUST NOT change plugin state that affects later answers
    * other than LRU bookkeeping): it names cached pages holding the request's leading
    * max_pages full blocks, in order; *num_pages = 0 for a miss. Every page named MUST be one

@@ -234,5 +234,65 @@ TEST(PluginDispatch, CacheManagerPagesAreTrackedByTheHost) {
   EXPECT_TRUE(log.fallbacks().empty());
 }
 
+// The host keeps its own record of every held page (block index, chain key, tokens) and checks
+// each page a cache manager names against the request: a cache that names pages holding other
+// tokens -- or the same tokens under another cache salt -- is refused for that request.
+TEST(PluginDispatch, MatchedPagesMustHoldTheRequestsOwnTokensAndSalt) {
+  LogCapture log;
+  PluginHost host;
+  host.set_model_info(small_model());
+  host.load_all({entry("liar", DRIFT_ABI_PLUGIN_RECORDING, "lie = true\n")});
+  int32_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  int32_t other[] = {1, 2, 3, 4, 9, 9, 9, 9, 9};
+  int32_t pages[] = {10, 11};
+  FullPages full{1, 0, pages, std::span(prompt, 8), {}};
+  full.cache_salt = "tenant-a";
+  ASSERT_THAT(host.pages_full(full), ElementsAre(10, 11));
+  RequestInfo same = request(2, prompt);
+  same.cache_salt = "tenant-a";
+  EXPECT_THAT(host.prefix_match(same, 2), ElementsAre(10, 11));
+  RequestInfo wrong_tokens = request(3, other);
+  wrong_tokens.cache_salt = "tenant-a";
+  EXPECT_TRUE(host.prefix_match(wrong_tokens, 2).empty());
+  RequestInfo wrong_salt = request(4, prompt);
+  wrong_salt.cache_salt = "tenant-b";
+  EXPECT_TRUE(host.prefix_match(wrong_salt, 2).empty());
+  ASSERT_EQ(log.fallbacks().size(), 2u);
+  EXPECT_THAT(log.fallbacks()[0], HasSubstr("matched page 11 for block 1, but it holds the KV of other tokens"));
+  EXPECT_THAT(log.fallbacks()[1], HasSubstr("matched page 10 for block 0"));
+}
+
+// host->release_pages: a cache manager gives back pages it holds, and only those, and never from
+// on_prefix_match; the engine's release_page callback sees each page once.
+TEST(PluginDispatch, ReleasePagesGivesBackHeldPagesOnly) {
+  int32_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  int32_t first[] = {10, 11};
+  int32_t second[] = {12};
+  for (const std::string probe : {"held", "foreign", "in_match"}) {
+    SCOPED_TRACE(probe);
+    LogCapture log;
+    PluginHost host;
+    std::vector<drift_page_id_t> released;
+    host.callbacks().release_page = [&](drift_page_id_t page) { released.push_back(page); };
+    host.set_model_info(small_model());
+    host.load_all({entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "release_probe = \"" + probe + "\"\n")});
+    host.pages_full(FullPages{1, 0, first, std::span(prompt, 8), {}});
+    if (probe == "in_match") host.prefix_match(request(2, prompt), 2);
+    host.pages_full(FullPages{1, 2, second, std::span(prompt + 8, 4), std::span(prompt, 8)});
+    const std::string text = recording(host, "rec");
+    if (probe == "held") {  // the second offer first gave back the two pages of the first
+      EXPECT_THAT(released, ElementsAre(10, 11));
+      EXPECT_THAT(text, HasSubstr("release_pages status=0"));
+      EXPECT_THAT(host.held_pages(), ElementsAre(12));
+      EXPECT_TRUE(log.matching("release_pages refused").empty());
+    } else {
+      EXPECT_TRUE(released.empty());
+      EXPECT_THAT(text, HasSubstr("release_pages status=2"));  // DRIFT_ERROR_INVALID_ARGUMENT
+      EXPECT_THAT(host.held_pages(), ElementsAre(10, 11, 12));
+      EXPECT_FALSE(log.matching("release_pages refused, nothing released").empty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace drift::test

@@ -32,7 +32,7 @@ TEST(PluginLoad, GoodPluginLoadsWithIdentityAndNeeds) {
   EXPECT_EQ(l.info.plugin_name, "good");
   EXPECT_EQ(l.info.version, "1.2.3");
   EXPECT_EQ(l.info.abi_major, 1u);
-  EXPECT_EQ(l.info.abi_minor, 0u);
+  EXPECT_EQ(l.info.abi_minor, static_cast<uint32_t>(DRIFT_ABI_MINOR));
   EXPECT_EQ(kinds_string(l.info.kinds), "draft_provider,verification_policy,cache_manager");
   EXPECT_EQ(l.info.path, std::filesystem::path(DRIFT_ABI_PLUGIN_GOOD).lexically_normal().string());
   EXPECT_EQ(l.host->capture_layers(), std::vector<int32_t>{0});
@@ -47,7 +47,7 @@ TEST(PluginLoad, WrongMajorIsRefusedLoggingBothVersions) {
   const std::string line = log.fallbacks()[0];
   EXPECT_THAT(line, HasSubstr("plugin 'wrong_major' disabled for the engine"));
   EXPECT_THAT(line, HasSubstr("plugin ABI 2.3"));
-  EXPECT_THAT(line, HasSubstr("host's ABI 1.0"));
+  EXPECT_THAT(line, HasSubstr("host's ABI 1.1"));
   EXPECT_THAT(line, HasSubstr(DRIFT_ABI_PLUGIN_WRONG_MAJOR));
 }
 
@@ -71,7 +71,7 @@ TEST(PluginLoad, NewerMinorWithLargerStructLoadsAndIgnoresTheTail) {
   LogCapture log;
   Loaded l = load(entry("newer", DRIFT_ABI_PLUGIN_NEWER_MINOR));
   ASSERT_TRUE(l.info.enabled) << l.info.error;
-  EXPECT_EQ(l.info.abi_minor, 1u);
+  EXPECT_EQ(l.info.abi_minor, static_cast<uint32_t>(DRIFT_ABI_MINOR) + 1);
   EXPECT_EQ(l.info.kinds, DRIFT_KIND_DRAFT_PROVIDER);  // the unknown kind bit is dropped
   l.host->select("newer", "full");
   DraftRequest request{3, 2, ""};

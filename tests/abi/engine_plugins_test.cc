@@ -444,7 +444,7 @@ TEST(EnginePlugins, SwappingPluginsIsAConfigChange) {
     EXPECT_EQ(pclose(pipe), 0) << outputs[index];
     ++index;
   }
-  EXPECT_THAT(outputs[0], HasSubstr("plugin 'p' 1.0.0 (ABI 1.0, draft_provider,verification_policy,cache_manager) loaded from " DRIFT_ABI_PLUGIN_RECORDING));
+  EXPECT_THAT(outputs[0], HasSubstr("plugin 'p' 1.0.0 (ABI 1.1, draft_provider,verification_policy,cache_manager) loaded from " DRIFT_ABI_PLUGIN_RECORDING));
   EXPECT_THAT(outputs[1], HasSubstr("loaded from " DRIFT_ABI_PLUGIN_GOOD));
   std::ifstream log(dir + "/a.log");
   std::stringstream text;

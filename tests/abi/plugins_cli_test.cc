@@ -38,9 +38,9 @@ TEST(PluginsCli, ListsNameVersionAbiKindsAndPath) {
   CliRun run = drift_cli(std::string("plugins list --plugin ") + DRIFT_ABI_PLUGIN_GOOD);
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("NAME  VERSION  ABI  KINDS"));
-  EXPECT_THAT(run.output, HasSubstr("good  1.2.3    1.0  draft_provider,verification_policy,cache_manager  " +
+  EXPECT_THAT(run.output, HasSubstr("good  1.2.3    1.1  draft_provider,verification_policy,cache_manager  " +
                                     std::string(DRIFT_ABI_PLUGIN_GOOD)));
-  EXPECT_THAT(run.output, HasSubstr("full  builtin  1.0  verification_policy"));
+  EXPECT_THAT(run.output, HasSubstr("full  builtin  1.1  verification_policy"));
   EXPECT_THAT(run.output, Not(HasSubstr("[fallback]")));  // the table carries the reasons
 }
 
@@ -49,7 +49,7 @@ TEST(PluginsCli, LoadErrorsPrintTheReasonAndFail) {
                       " --plugin /nonexistent/libx.so");
   EXPECT_NE(run.status, 0);
   EXPECT_THAT(run.output, HasSubstr("error: " + std::string(DRIFT_ABI_PLUGIN_WRONG_MAJOR) +
-                                    ": plugin ABI 2.3 is incompatible with the host's ABI 1.0"));
+                                    ": plugin ABI 2.3 is incompatible with the host's ABI 1.1"));
   EXPECT_THAT(run.output, HasSubstr("error: plugin library not found: '/nonexistent/libx.so'"));
 }
 
@@ -68,7 +68,7 @@ TEST(PluginsCli, SwappingPluginsIsAConfigChange) {
   EXPECT_THAT(with_a.output, HasSubstr("abi_good  1.2.3"));
   EXPECT_THAT(with_a.output, Not(HasSubstr("recording")));
   EXPECT_EQ(with_b.status, 0) << with_b.output;
-  EXPECT_THAT(with_b.output, HasSubstr("rec   1.0.0    1.0"));
+  EXPECT_THAT(with_b.output, HasSubstr("rec   1.0.0    1.1"));
   EXPECT_THAT(with_b.output, Not(HasSubstr("abi_good")));
 }
 
@@ -83,7 +83,7 @@ TEST(PluginsCli, PluginsAreCreatedSeeingTheConfiguredModel) {
                                         "\"\nlog_path = \"" + dir + "/probe.log\"\n");
   CliRun run = drift_cli("plugins list --config " + config);
   EXPECT_EQ(run.status, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("probe  1.0.0    1.0  draft_provider"));
+  EXPECT_THAT(run.output, HasSubstr("probe  1.0.0    1.1  draft_provider"));
   std::ifstream log(dir + "/probe.log");
   std::string first_line;
   std::getline(log, first_line);

@@ -9,11 +9,18 @@
 
 namespace drift::test {
 
-std::vector<nlohmann::json> json_lines(const std::string& out) {
+std::vector<nlohmann::json> json_lines(const std::string& out, nlohmann::json* summary) {
   std::vector<nlohmann::json> lines;
   std::istringstream s(out);
-  for (std::string line; std::getline(s, line);)
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  for (std::string line; std::getline(s, line);) {
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.contains("summary")) {
+      if (summary) *summary = j["summary"];
+      continue;
+    }
+    lines.push_back(std::move(j));
+  }
   return lines;
 }
 

@@ -14,8 +14,9 @@ struct CommandResult {
 };
 
 CommandResult run_command(const std::string& command);
-// The JSON objects of `drift ... --json` output, one per non-empty line.
-std::vector<nlohmann::json> json_lines(const std::string& out);
+// The JSON objects of `drift ... --json` output, one per non-empty line -- except `drift generate`'s
+// closing {"summary": ...} line, which goes to `summary` when given.
+std::vector<nlohmann::json> json_lines(const std::string& out, nlohmann::json* summary = nullptr);
 // Quotes an argument for /bin/sh.
 std::string shell_quote(const std::string& arg);
 

@@ -75,6 +75,13 @@ PluginEntry ngram_entry(int64_t max_matches, int64_t min_ngram, int64_t max_ngra
   return e;
 }
 
+PluginEntry prefix_cache_entry(const std::string& settings) {
+  PluginEntry e;
+  e.name = "prefix_cache";
+  e.settings_toml = settings;
+  return e;
+}
+
 EngineConfig with_speculation(EngineConfig config, const std::string& provider, int64_t max_draft_tokens) {
   config.speculative.enabled = true;
   config.speculative.draft_provider = provider;

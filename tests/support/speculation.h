@@ -43,6 +43,10 @@ PluginEntry oracle_entry(const std::string& name, const std::string& reference, 
 // The shipped ngram draft provider (plugins/ngram), found by name in the build's plugin folder.
 PluginEntry ngram_entry(int64_t max_matches = 1, int64_t min_ngram = 1, int64_t max_ngram = 3);
 
+// The shipped prefix_cache cache manager (plugins/prefix_cache), found by name; `settings` is its
+// [plugins.prefix_cache] table as TOML text.
+PluginEntry prefix_cache_entry(const std::string& settings = "");
+
 // `config` with speculation on through `provider` (one of config.plugins).
 EngineConfig with_speculation(EngineConfig config, const std::string& provider, int64_t max_draft_tokens = 8);
 

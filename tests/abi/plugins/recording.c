@@ -13,7 +13,11 @@
  * Setting `fail_hook` names a cache hook ("on_prefix_match", "on_pages_full", "on_evict") that
  * returns DRIFT_ERROR, for request `fail_seq` only when that is set (on_evict has no request):
  * a failing but otherwise real cache. on_pages_full also logs the block table the host reports,
- * so a test can check the offered pages against it. */
+ * so a test can check the offered pages against it.
+ * Setting `lie = true` makes on_prefix_match name its oldest pages whatever the request's tokens
+ * (a buggy cache the host must catch). Setting `release_probe` calls host->release_pages and
+ * logs "release_pages status=N": "held" (all its pages, first thing in on_pages_full),
+ * "foreign" (a page it does not hold, in on_pages_full) or "in_match" (from on_prefix_match). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,8 @@ typedef struct instance_t {
   int line_start;
   int first_page_view;
   bool hoard;
+  bool lie;
+  char release_probe[16];
   char fail_hook[32];
   int64_t fail_seq;   /* -1: every request */
   int32_t num_cached; /* oldest first */
@@ -128,6 +134,8 @@ static drift_status_t create(const drift_host_api_t* host, const char* settings,
   if (host->get_setting_string(host->ctx, "view", buf, sizeof buf, &len) == DRIFT_OK)
     self->first_page_view = strcmp(buf, "first_page") == 0;
   host->get_setting_bool(host->ctx, "hoard", &self->hoard);
+  host->get_setting_bool(host->ctx, "lie", &self->lie);
+  host->get_setting_string(host->ctx, "release_probe", self->release_probe, sizeof self->release_probe, &len);
   host->get_setting_string(host->ctx, "fail_hook", self->fail_hook, sizeof self->fail_hook, &len);
   self->fail_seq = -1;
   host->get_setting_int(host->ctx, "fail_seq", &self->fail_seq);
@@ -244,6 +252,25 @@ static drift_status_t on_choose_kv_view(void* instance, const drift_step_t* step
   return DRIFT_OK;
 }
 
+/* Calls host->release_pages as setting release_probe says when `where` matches it. */
+static void probe_release(instance_t* self, const char* where) {
+  drift_page_id_t foreign = 1000000;
+  drift_status_t status;
+  char text[48];
+  if (strcmp(where, "on_prefix_match") == 0 && strcmp(self->release_probe, "in_match") == 0)
+    status = self->host->release_pages(self->host->ctx, self->cached_page, self->num_cached);
+  else if (strcmp(where, "on_pages_full") == 0 && strcmp(self->release_probe, "foreign") == 0)
+    status = self->host->release_pages(self->host->ctx, &foreign, 1);
+  else if (strcmp(where, "on_pages_full") == 0 && strcmp(self->release_probe, "held") == 0) {
+    status = self->host->release_pages(self->host->ctx, self->cached_page, self->num_cached);
+    if (status == DRIFT_OK) self->num_cached = 0;
+  } else {
+    return;
+  }
+  snprintf(text, sizeof text, "release_pages status=%d", (int)status);
+  line(self, text);
+}
+
 static drift_status_t on_prefix_match(void* instance, const drift_request_info_t* r,
                                       drift_page_id_t* pages, int32_t max_pages, int32_t* n) {
   instance_t* self = (instance_t*)instance;
@@ -252,7 +279,12 @@ static drift_status_t on_prefix_match(void* instance, const drift_request_info_t
   char text[96];
   *n = 0;
   if (fails(self, "on_prefix_match", r->seq_id)) return DRIFT_ERROR;
-  while (*n < max_pages && bs > 0 && (*n + 1) * bs <= r->num_tokens) {
+  probe_release(self, "on_prefix_match");
+  while (self->lie && *n < max_pages && *n < self->num_cached) {
+    pages[*n] = self->cached_page[*n];
+    ++*n;
+  }
+  while (!self->lie && *n < max_pages && bs > 0 && (*n + 1) * bs <= r->num_tokens) {
     int32_t found;
     hash = hash_tokens(hash, r->tokens + *n * bs, bs);
     found = find_cached(self, hash);
@@ -276,6 +308,7 @@ static drift_status_t on_pages_full(void* instance, const drift_full_pages_t* fu
   char text[96];
   int32_t i;
   if (fails(self, "on_pages_full", full->seq_id)) return DRIFT_ERROR;
+  probe_release(self, "on_pages_full");
   for (i = 0; i < full->num_pages; ++i) {
     hash = hash_tokens(hash, full->tokens + i * bs, bs);
     if (find_cached(self, hash) >= 0 || self->num_cached == MAX_CACHED) continue;
