@@ -108,8 +108,10 @@ void write_reference(const std::string& path, const std::vector<std::vector<int3
   if (!file.good()) fail("--write-reference {}: could not write the file", path);
 }
 
+// `first_off` holds the first config's "off" outputs once they exist; every later run is compared
+// with them prompt by prompt.
 void bench_config(const BenchArgs& a, const EngineConfig& config, const std::string& label, BenchReport& report,
-                  bool first) {
+                  bool first, std::vector<std::vector<int32_t>>& first_off) {
   auto engine = Engine::from_config(config);
   const std::string prompts_path = a.prompts_path.empty() ? default_prompt_set() : a.prompts_path;
   const auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts), a.system_prompt_tokens);
@@ -120,7 +122,16 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
     params.speculative = variant;
     engine->reset_prefix_cache();  // every variant starts cold: hits come from its own prompts
     std::vector<std::vector<int32_t>> outputs;
-    report.add(run_variant(*engine, label, variant, prompts, params, a.concurrency, outputs));
+    VariantResult result = run_variant(*engine, label, variant, prompts, params, a.concurrency, outputs);
+    if (first && variant == "off" && first_off.empty()) {
+      first_off = outputs;
+    } else if (first_off.size() == outputs.size()) {
+      result.outputs_equal_to_first = 0;
+      for (size_t i = 0; i < outputs.size(); ++i) result.outputs_equal_to_first += outputs[i] == first_off[i] ? 1 : 0;
+      std::fprintf(stderr, "[bench] %s / %s: %ld of %zu outputs equal the first config's \"off\" outputs\n",
+                   label.c_str(), variant.c_str(), static_cast<long>(result.outputs_equal_to_first), outputs.size());
+    }
+    report.add(std::move(result));
     if (first && !a.write_reference.empty() && variant == "off") write_reference(a.write_reference, prompts, outputs);
   }
 }
@@ -172,11 +183,12 @@ int run_bench(const std::vector<std::string>& args) {
     return 0;
   }
   BenchReport report;
-  bench_config(a, primary, primary.source.empty() ? a.source.model_dir : primary.source, report, true);
+  std::vector<std::vector<int32_t>> first_off;
+  bench_config(a, primary, primary.source.empty() ? a.source.model_dir : primary.source, report, true, first_off);
   for (const std::string& path : a.compare_configs) {
     EngineSource other = a.source;
     other.config_path = path;
-    bench_config(a, resolve_engine_config(other), path, report, false);
+    bench_config(a, resolve_engine_config(other), path, report, false, first_off);
   }
   std::fputs(report.table().c_str(), stdout);
   const std::string json = report.json().dump(2);

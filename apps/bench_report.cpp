@@ -143,6 +143,7 @@ nlohmann::json BenchReport::json() const {
                        {"mean_accepted_draft_prob", r.speculation.mean_accepted_draft_prob()},
                        {"speedup_vs_off", speedup(r)},
                        {"prefill_tokens", r.prefill_tokens},
+                       {"outputs_equal_to_first_off", r.outputs_equal_to_first},
                        {"prefix_cache",
                         {{"queries", r.prefix_cache.queries},
                          {"hits", r.prefix_cache.hits},

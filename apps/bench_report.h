@@ -25,6 +25,9 @@ struct VariantResult {
   PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)
   SpeculationStats speculation;
   std::map<int32_t, int64_t> acceptance_histogram;
+  // Against the first config's "off" outputs, prompt by prompt (-1: this is that run): a lossless
+  // change (speculation, prefix cache) gives identical outputs.
+  int64_t outputs_equal_to_first = -1;
   double tokens_per_second() const { return seconds > 0 ? static_cast<double>(output_tokens) / seconds : 0.0; }
 };
 

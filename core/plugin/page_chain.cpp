@@ -8,9 +8,7 @@
 
 namespace drift {
 
-uint64_t page_chain_seed(std::string_view cache_salt) {
-  return XXH3_64bits(cache_salt.data(), cache_salt.size());
-}
+uint64_t page_chain_seed(std::string_view cache_salt) { return XXH3_64bits(cache_salt.data(), cache_salt.size()); }
 
 uint64_t next_page_chain_key(uint64_t parent_key, std::span<const drift_token_t> tokens, uint64_t seed) {
   // One contiguous input (parent key, then the tokens): one-shot XXH3 is faster than streaming

@@ -16,8 +16,8 @@
 namespace drift {
 
 struct PageChainKey {
-  int64_t block = -1;    // block-table index the page was offered at
-  uint64_t key = 0;      // chain key through the end of that block
+  int64_t block = -1;  // block-table index the page was offered at
+  uint64_t key = 0;    // chain key through the end of that block
 };
 
 uint64_t page_chain_seed(std::string_view cache_salt);

@@ -16,7 +16,9 @@ uint64_t xxh3_chain_hash(uint64_t parent_key, std::span<const Token> tokens, uin
   return XXH3_64bits_withSeed(input.data(), input.size() * sizeof(Token), seed);
 }
 
-uint64_t xxh3_bytes(std::string_view bytes, uint64_t seed) { return XXH3_64bits_withSeed(bytes.data(), bytes.size(), seed); }
+uint64_t xxh3_bytes(std::string_view bytes, uint64_t seed) {
+  return XXH3_64bits_withSeed(bytes.data(), bytes.size(), seed);
+}
 
 PageIndex::PageIndex(int64_t block_size, uint64_t identity, ChainHash hash)
     : block_size_(block_size), identity_(identity), hash_(std::move(hash)) {}

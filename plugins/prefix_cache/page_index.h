@@ -77,7 +77,7 @@ class PageIndex {
   uint64_t clock_ = 0;
   std::unordered_map<NodeId, Node> nodes_;
   std::unordered_multimap<uint64_t, NodeId> by_key_;
-  std::set<std::pair<uint64_t, NodeId>> leaves_;  // (last_used, node): the eviction order
+  std::set<std::pair<uint64_t, NodeId>> leaves_;              // (last_used, node): the eviction order
   std::map<std::string, std::pair<int32_t, int64_t>> salts_;  // salt -> (id, nodes using it)
   int32_t next_salt_ = 0;
 };

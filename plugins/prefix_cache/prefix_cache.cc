@@ -65,7 +65,7 @@ bool in_use(const drift_host_api_t* host, drift_page_id_t page) {
 // The model, block size and the configured salt: every key is seeded with it.
 uint64_t identity(const drift_host_api_t* host, const std::string& salt) {
   const drift_model_info_t* m = host->model_info(host->ctx);
-  const int64_t fields[] = {m->vocab_size, m->hidden_size, m->intermediate_size, m->num_layers, m->num_heads,
+  const int64_t fields[] = {m->vocab_size,   m->hidden_size, m->intermediate_size, m->num_layers,      m->num_heads,
                             m->num_kv_heads, m->head_dim,    m->block_size,        m->activation_dtype};
   uint64_t seed = drift::prefix_cache::xxh3_bytes({reinterpret_cast<const char*>(fields), sizeof fields}, 0);
   seed = drift::prefix_cache::xxh3_bytes({reinterpret_cast<const char*>(&m->rope_theta), sizeof m->rope_theta}, seed);
@@ -196,11 +196,13 @@ drift_status_t on_prefix_match(void* instance, const drift_request_info_t* reque
 bool make_room(PrefixCache& c, NodeId keep) {
   if (c.index.size() < c.capacity) return true;
   if (!has_release_pages(c.host)) {
-    if (!c.warned_capacity) report(c.host, DRIFT_LOG_WARN, "the host has no release_pages: the cache stops growing at capacity");
+    if (!c.warned_capacity)
+      report(c.host, DRIFT_LOG_WARN, "the host has no release_pages: the cache stops growing at capacity");
     c.warned_capacity = true;
     return false;
   }
-  const auto victims = c.index.evict(c.index.size() - c.capacity + 1, [&](drift_page_id_t p) { return in_use(c.host, p); }, keep);
+  const auto victims = c.index.evict(
+      c.index.size() - c.capacity + 1, [&](drift_page_id_t p) { return in_use(c.host, p); }, keep);
   if (!victims.empty() &&
       c.host->release_pages(c.host->ctx, victims.data(), static_cast<int32_t>(victims.size())) != DRIFT_OK)
     report(c.host, DRIFT_LOG_ERROR, "release_pages refused pages the index held; they return at the next on_evict");
@@ -251,7 +253,8 @@ drift_status_t on_evict(void* instance, int32_t wanted, drift_page_id_t* release
                         int32_t* num_released) {
   PrefixCache& c = self(instance);
   return guarded(c.host, "on_evict", [&] {
-    const auto victims = c.index.evict(std::min(wanted, max_released), [&](drift_page_id_t p) { return in_use(c.host, p); });
+    const auto victims =
+        c.index.evict(std::min(wanted, max_released), [&](drift_page_id_t p) { return in_use(c.host, p); });
     std::copy(victims.begin(), victims.end(), released);
     *num_released = static_cast<int32_t>(victims.size());
     return DRIFT_OK;

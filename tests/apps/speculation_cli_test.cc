@@ -14,13 +14,10 @@
 namespace drift {
 namespace {
 
+using test::drift_in_source;
 using test::json_lines;
 using test::run_command;
 using test::shell_quote;
-
-std::string drift_in_source(const std::string& args) {
-  return "cd " + shell_quote(test::source_dir()) + " && " + test::drift_exe() + " " + args;
-}
 
 const char* kPrompts =
     " --prompt 'Once upon a time' --prompt 'Tom and Lily went to the park' --max-new-tokens 64 --json";

@@ -38,10 +38,12 @@ std::vector<PageId> pages_of(const PageIndex& index, const std::vector<NodeId>& 
 TEST(PageIndex, MatchesTheLongestCachedChainOfFullBlocks) {
   PageIndex index(kBlock, 7);
   insert_chain(index, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, "", 20);
-  EXPECT_THAT(pages_of(index, index.walk(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}, "", 8)), ElementsAre(20, 21, 22));
+  EXPECT_THAT(pages_of(index, index.walk(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}, "", 8)),
+              ElementsAre(20, 21, 22));
   EXPECT_THAT(pages_of(index, index.walk(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, "", 2)), ElementsAre(20, 21));
   EXPECT_THAT(pages_of(index, index.walk(Tokens{1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12}, "", 8)), ElementsAre(20));
-  EXPECT_THAT(pages_of(index, index.walk(Tokens{1, 2, 3, 4, 5, 6, 7}, "", 8)), ElementsAre(20)) << "partial blocks never match";
+  EXPECT_THAT(pages_of(index, index.walk(Tokens{1, 2, 3, 4, 5, 6, 7}, "", 8)), ElementsAre(20))
+      << "partial blocks never match";
   EXPECT_TRUE(index.walk(Tokens{0, 2, 3, 4, 5, 6, 7, 8}, "", 8).empty());
   // A block is keyed by its whole prefix: block 1's tokens after another block 0 are a miss.
   EXPECT_TRUE(index.walk(Tokens{5, 6, 7, 8}, "", 8).empty());

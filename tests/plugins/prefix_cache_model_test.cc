@@ -52,7 +52,8 @@ Workload workload_for(const std::string& dir) {
   w.system.resize(21);  // five full pages and one token
   for (size_t i = 0; w.users.size() < 6; ++i) {
     const Tokens& p = prompts[i % prompts.size()];
-    w.users.push_back(Tokens(p.begin() + static_cast<int64_t>(i / prompts.size()) % static_cast<int64_t>(p.size()), p.end()));
+    w.users.push_back(
+        Tokens(p.begin() + static_cast<int64_t>(i / prompts.size()) % static_cast<int64_t>(p.size()), p.end()));
   }
   return w;
 }
@@ -134,7 +135,8 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Models, PrefixCacheModelTest, ::testing::ValuesIn(cases()), [](const auto& info) {
   std::string name = fmt::format("{}_{}_{}", info.param.model, info.param.speculation, info.param.policy);
-  std::replace_if(name.begin(), name.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
   return name;
 });
 

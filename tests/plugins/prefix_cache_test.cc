@@ -41,7 +41,9 @@ ModelConfig fake_model() {
   return m;
 }
 
-Tokens reference(const Tokens& prompt, int64_t n) { return test::FakeExecutor::reference_continuation(prompt, n, kVocab); }
+Tokens reference(const Tokens& prompt, int64_t n) {
+  return test::FakeExecutor::reference_continuation(prompt, n, kVocab);
+}
 
 Tokens concat(Tokens a, const Tokens& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -131,13 +133,13 @@ TEST(PrefixCache, PageBoundariesExactlyAPageOneShortOneOverAndEntirelyCached) {
     int64_t cached;
   };
   const std::vector<Case> cases = {
-      {8, {60, 61, 62}, 8},   // the shared prefix is exactly two pages
-      {7, {60, 61, 62}, 4},   // one token short of two pages
-      {9, {60, 61, 62}, 8},   // one token over
-      {16, {}, 12},           // the whole prompt is cached; its last page is recomputed
-      {12, {}, 8},            // the same, the prompt three pages long
-      {5, {}, 4},             // one page and a token
-      {4, {}, 0},             // one page exactly: its last token must be computed, so no hit
+      {8, {60, 61, 62}, 8},  // the shared prefix is exactly two pages
+      {7, {60, 61, 62}, 4},  // one token short of two pages
+      {9, {60, 61, 62}, 8},  // one token over
+      {16, {}, 12},          // the whole prompt is cached; its last page is recomputed
+      {12, {}, 8},           // the same, the prompt three pages long
+      {5, {}, 4},            // one page and a token
+      {4, {}, 0},            // one page exactly: its last token must be computed, so no hit
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.shared);
@@ -349,8 +351,8 @@ TEST_P(PrefixCacheSoak, SharedPrefixesAbortsPreemptionAndSpeculation) {
   std::mt19937 rng(77);
   const std::vector<SoakRequest> requests = soak_requests(600, rng);
   const int64_t pages = 36;  // one long request, or a few short ones: preemption and eviction
-  auto engine = make_engine({.policy = GetParam(), .pages = pages, .max_num_tokens = 16,
-                             .oracle_reference = oracle_file(requests)});
+  auto engine = make_engine(
+      {.policy = GetParam(), .pages = pages, .max_num_tokens = 16, .oracle_reference = oracle_file(requests)});
   std::map<int64_t, size_t> index;
   std::set<int64_t> aborted;
   int64_t mid_prefill_aborts = 0;
@@ -388,13 +390,13 @@ TEST_P(PrefixCacheSoak, SharedPrefixesAbortsPreemptionAndSpeculation) {
   EXPECT_GT(m.speculation.accepted_tokens, 100);
   EXPECT_GT(mid_prefill_aborts, 0);
   if (std::string(GetParam()) == "max_utilization") EXPECT_GT(m.preemptions, 0);
-  std::printf("[prefix soak %s] %zu requests, %zu aborted (%ld mid-prefill), %ld steps, %ld preemptions, "
-              "%ld queries, %ld hits, hit rate %.3f, %ld hit tokens, %ld evicted pages, %ld accepted draft tokens\n",
-              GetParam(), index.size(), aborted.size(), static_cast<long>(mid_prefill_aborts), static_cast<long>(m.steps),
-              static_cast<long>(m.preemptions), static_cast<long>(m.prefix_cache.queries),
-              static_cast<long>(m.prefix_cache.hits), m.prefix_cache.hit_rate(),
-              static_cast<long>(m.prefix_cache.hit_tokens), static_cast<long>(m.prefix_cache.evicted_pages),
-              static_cast<long>(m.speculation.accepted_tokens));
+  std::printf(
+      "[prefix soak %s] %zu requests, %zu aborted (%ld mid-prefill), %ld steps, %ld preemptions, "
+      "%ld queries, %ld hits, hit rate %.3f, %ld hit tokens, %ld evicted pages, %ld accepted draft tokens\n",
+      GetParam(), index.size(), aborted.size(), static_cast<long>(mid_prefill_aborts), static_cast<long>(m.steps),
+      static_cast<long>(m.preemptions), static_cast<long>(m.prefix_cache.queries),
+      static_cast<long>(m.prefix_cache.hits), m.prefix_cache.hit_rate(), static_cast<long>(m.prefix_cache.hit_tokens),
+      static_cast<long>(m.prefix_cache.evicted_pages), static_cast<long>(m.speculation.accepted_tokens));
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, PrefixCacheSoak, ::testing::Values("max_utilization", "guaranteed_no_evict"));

@@ -30,6 +30,10 @@ std::string shell_quote(const std::string& arg) {
   return q + "'";
 }
 
+std::string drift_in_source(const std::string& args) {
+  return "cd " + shell_quote(source_dir()) + " && " + drift_exe() + " " + args;
+}
+
 CommandResult run_command(const std::string& command) {
   const std::string dir = make_temp_dir("drift-cmd");
   const std::string err_path = dir + "/stderr";
