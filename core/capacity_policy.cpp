@@ -31,13 +31,13 @@ class GuaranteedNoEvict final : public CapacityPolicy {
     return worst_case_pages(seq, max_seq_len_, kv);
   }
 
-  bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
-                 const KVCacheManager& kv) const override {
+  int64_t pages_short(const Sequence& candidate, const std::vector<Sequence*>& running,
+                      const KVCacheManager& kv) const override {
     // Pages already promised to running sequences but not yet allocated stay untouchable.
     int64_t promised = 0;
     for (const Sequence* s : running)
       promised += std::max<int64_t>(0, worst_case_pages(*s, max_seq_len_, kv) - pages_held(*s, kv));
-    return kv.num_free_pages() - promised >= worst_case_pages(candidate, max_seq_len_, kv);
+    return std::max<int64_t>(0, worst_case_pages(candidate, max_seq_len_, kv) + promised - kv.num_free_pages());
   }
 
  private:
@@ -50,13 +50,13 @@ class MaxUtilization final : public CapacityPolicy {
   bool allows_preemption() const override { return true; }
   int64_t draft_page_limit(const Sequence&, const KVCacheManager& kv) const override { return kv.num_pages(); }
 
-  bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
-                 const KVCacheManager& kv) const override {
+  int64_t pages_short(const Sequence& candidate, const std::vector<Sequence*>& running,
+                      const KVCacheManager& kv) const override {
     // Keep one page per running sequence in hand so admission does not immediately force the
     // running ones to preempt each other on their next decode token.
     const int64_t watermark = static_cast<int64_t>(running.size());
     const int64_t unreserved = candidate.total_len() - kv.length(candidate.kv);
-    return kv.num_free_pages() - watermark >= kv.pages_needed_to_append(candidate.kv, unreserved + 1);
+    return std::max<int64_t>(0, kv.pages_needed_to_append(candidate.kv, unreserved + 1) + watermark - kv.num_free_pages());
   }
 };
 

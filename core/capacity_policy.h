@@ -23,10 +23,14 @@ class CapacityPolicy {
  public:
   virtual ~CapacityPolicy() = default;
   virtual std::string name() const = 0;
-  // May `candidate` be admitted now alongside `running`? Its KV handle exists (holding any
-  // prefix-cache pages); admission reserves slots for its whole known length.
-  virtual bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running,
-                         const KVCacheManager& kv) const = 0;
+  // How many more free pages `candidate` needs before it may be admitted alongside `running`
+  // (0: admit now). Its KV handle exists (holding any prefix-cache pages); admission reserves
+  // slots for its whole known length. The scheduler asks cache managers for that many pages.
+  virtual int64_t pages_short(const Sequence& candidate, const std::vector<Sequence*>& running,
+                              const KVCacheManager& kv) const = 0;
+  bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running, const KVCacheManager& kv) const {
+    return pages_short(candidate, running, kv) == 0;
+  }
   virtual bool allows_preemption() const = 0;
   // The most pages `seq` may hold while a draft tree is verified (its tail slots); the scheduler
   // shrinks the draft to fit this and the free pages, and never preempts anyone for a draft.

@@ -128,11 +128,15 @@ bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
   seq->kv = kv_.create_sequence();
   seq->num_computed = observer_->match_prefix(*seq);
   const int64_t unreserved = seq->total_len() - kv_.length(seq->kv);
-  auto fits = [&] {
-    return policy_->can_admit(*seq, running_, kv_) && kv_.pages_needed_to_append(seq->kv, unreserved) <= kv_.num_free_pages();
+  // Free pages still missing for the policy and for the slots themselves.
+  auto short_by = [&] {
+    return std::max(policy_->pages_short(*seq, running_, kv_),
+                    kv_.pages_needed_to_append(seq->kv, unreserved) - kv_.num_free_pages());
   };
+  auto fits = [&] { return short_by() <= 0; };
   if (!fits()) {
-    observer_->reclaim(std::max<int64_t>(1, kv_.pages_needed_to_append(seq->kv, unreserved) - kv_.num_free_pages()));
+    // Cached pages go before admission waits: ask for all that is missing in one go.
+    observer_->reclaim(short_by());
     if (!fits() || !kv_.append(seq->kv, unreserved)) {
       kv_.free(seq->kv);
       seq->kv = -1;

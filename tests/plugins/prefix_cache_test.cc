@@ -270,6 +270,29 @@ TEST_P(PrefixCachePressure, ATooSmallPoolEvictsAndNeverStalls) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, PrefixCachePressure, ::testing::Values("max_utilization", "guaranteed_no_evict"));
 
+// Under guaranteed_no_evict a request needs its worst case beside what running requests were
+// promised; when cached pages stand in the way, admission asks for all of them at once and
+// the request runs in that very step.
+TEST(PrefixCache, AdmissionTakesAllTheCachedPagesItNeedsInOneStep) {
+  auto engine = make_engine({.pages = 20});
+  for (int32_t r = 0; r < 3; ++r) {  // three finished requests leave 12 cached pages
+    Tokens prompt(16);
+    for (int32_t i = 0; i < 16; ++i) prompt[i] = 1 + r * 16 + i;
+    run_one(*engine, prompt, greedy(1));
+  }
+  ASSERT_EQ(engine->metrics().prefix_cache.pages_held, 12);
+  const int64_t a = engine->add_request({60, 61, 62, 63, 60}, greedy(19));  // worst case 6 pages
+  engine->step();
+  ASSERT_EQ(engine->request(a).status, SequenceStatus::Running);
+  // 6 free pages, 4 promised to A: B (worst case 5 pages) is 3 short.
+  const int64_t b = engine->add_request({50, 51, 52, 53, 54, 55}, greedy(14));
+  engine->step();
+  EXPECT_EQ(engine->request(b).status, SequenceStatus::Running);
+  EXPECT_EQ(engine->metrics().prefix_cache.evicted_pages, 3);
+  while (engine->has_unfinished()) engine->step();
+  EXPECT_EQ(engine->request(b).output, reference({50, 51, 52, 53, 54, 55}, 14));
+}
+
 TEST(PrefixCache, CapacityPagesBoundsWhatTheCacheHoldsLeastRecentlyUsedFirst) {
   auto engine = make_engine({.cache_settings = "capacity_pages = 3\n"});
   const Tokens a = {1, 1, 1, 1, 2, 2, 2, 2, 3};
