@@ -28,9 +28,6 @@ class CapacityPolicy {
   // slots for its whole known length. The scheduler asks cache managers for that many pages.
   virtual int64_t pages_short(const Sequence& candidate, const std::vector<Sequence*>& running,
                               const KVCacheManager& kv) const = 0;
-  bool can_admit(const Sequence& candidate, const std::vector<Sequence*>& running, const KVCacheManager& kv) const {
-    return pages_short(candidate, running, kv) == 0;
-  }
   virtual bool allows_preemption() const = 0;
   // The most pages `seq` may hold while a draft tree is verified (its tail slots); the scheduler
   // shrinks the draft to fit this and the free pages, and never preempts anyone for a draft.

@@ -53,7 +53,7 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
   void* stream = backend_ ? backend_->stream_handle() : nullptr;
   plugins_ = std::make_unique<EnginePlugins>(
       config, model,
-      EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype, stream, &metrics_.prefix_cache},
+      EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype, stream, metrics_.prefix_cache},
       install_services);
   scheduler_->set_observer(plugins_.get());
 }

@@ -26,17 +26,12 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
       executor_(parts.executor),
       stream_(parts.stream),
       state_(parts.lookup, parts.kv, parts.scheduler, parts.executor),
-      cache_metrics_(parts.cache_metrics ? *parts.cache_metrics : own_cache_metrics_) {
+      cache_metrics_(parts.cache_metrics) {
   state_.install(host_.callbacks());
-  host_.callbacks().release_page = [this](drift_page_id_t page) {
-    kv_.release_page(page);
-    cache_metrics_.evicted_pages++;
-    cache_metrics_.pages_held = host_.num_held_pages();
-  };
+  host_.callbacks().release_page = [this](drift_page_id_t page) { evicted({page}); };
   if (install_services) install_services(host_.callbacks());
-  host_.set_model_info(
-      make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(), to_drift_device(parts.device),
-                      to_drift_dtype(parts.activation_dtype)));
+  host_.set_model_info(make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(),
+                                       to_drift_device(parts.device), to_drift_dtype(parts.activation_dtype)));
   host_.load_all(config.plugins);
   require_loaded(config.plugins, host_.plugins());
   host_.select(config.speculative.enabled ? config.speculative.draft_provider : "", config.speculative.verification);
@@ -58,9 +53,7 @@ int64_t EnginePlugins::evicted(const std::vector<drift_page_id_t>& pages) {
   return kv_.num_free_pages() - before;
 }
 
-bool EnginePlugins::caches(const Sequence& seq) const {
-  return seq.params.prefix_cache && host_.has_cache_manager();
-}
+bool EnginePlugins::caches(const Sequence& seq) const { return seq.params.prefix_cache && host_.has_cache_manager(); }
 
 RequestInfo EnginePlugins::request_info(const Sequence& seq) {
   request_tokens_.assign(seq.prompt.begin(), seq.prompt.end());
@@ -207,10 +200,17 @@ void EnginePlugins::finished(const Sequence& seq) {
   }
   HookFinishReason reason = HookFinishReason::Error;
   switch (seq.finish_reason) {
-    case FinishReason::Stop: reason = HookFinishReason::Stop; break;
-    case FinishReason::Length: reason = HookFinishReason::Length; break;
-    case FinishReason::Abort: reason = HookFinishReason::Abort; break;
-    default: break;
+    case FinishReason::Stop:
+      reason = HookFinishReason::Stop;
+      break;
+    case FinishReason::Length:
+      reason = HookFinishReason::Length;
+      break;
+    case FinishReason::Abort:
+      reason = HookFinishReason::Abort;
+      break;
+    default:
+      break;
   }
   host_.request_finish(seq.id, reason);
 }

@@ -27,10 +27,10 @@
 namespace drift {
 
 struct SpeculationMetrics {
-  int64_t proposals = 0;        // valid, non-empty draft trees received
-  int64_t draft_tokens = 0;     // nodes in them (before the scheduler shrinks any to fit)
-  int64_t full_views = 0;       // verification views the policy left full
-  int64_t partial_views = 0;    // views given as explicit page lists
+  int64_t proposals = 0;      // valid, non-empty draft trees received
+  int64_t draft_tokens = 0;   // nodes in them (before the scheduler shrinks any to fit)
+  int64_t full_views = 0;     // verification views the policy left full
+  int64_t partial_views = 0;  // views given as explicit page lists
 };
 
 // The engine parts the bridge works on; all owned by the engine and outliving the bridge.
@@ -39,11 +39,11 @@ struct EngineParts {
   const Scheduler& scheduler;
   ModelExecutor& executor;
   std::function<const Sequence*(int64_t id)> lookup;
-  SpecialTokens special;  // what the engine stops on; plugins see the same in model_info
-  Device device = Device::CPU;           // where the backend keeps activations and KV
-  DType activation_dtype = DType::F32;   // and in which dtype
-  void* stream = nullptr;                // the backend's stream, handed to hooks (nullptr on the CPU)
-  PrefixCacheMetrics* cache_metrics = nullptr;  // the engine's, kept up to date here (optional)
+  SpecialTokens special;                // what the engine stops on; plugins see the same in model_info
+  Device device = Device::CPU;          // where the backend keeps activations and KV
+  DType activation_dtype = DType::F32;  // and in which dtype
+  void* stream = nullptr;               // the backend's stream, handed to hooks (nullptr on the CPU)
+  PrefixCacheMetrics& cache_metrics;    // the engine's, kept up to date here
 };
 
 class EnginePlugins final : public SchedulerObserver {
@@ -101,7 +101,7 @@ class EnginePlugins final : public SchedulerObserver {
 
   KVCacheManager& kv_;
   ModelExecutor& executor_;
-  void* stream_ = nullptr;  // the backend stream hooks receive (StepInfo::stream)
+  void* stream_ = nullptr;     // the backend stream hooks receive (StepInfo::stream)
   EngineStateServices state_;  // before host_: plugins' destroy may still call services
   PluginHost host_;
   std::vector<drift_token_t> request_tokens_;  // the token view of the RequestInfo being passed
@@ -109,7 +109,6 @@ class EnginePlugins final : public SchedulerObserver {
   std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered
   std::map<int64_t, bool> resumed_;            // preempted requests, re-admitted as "resumed"
   SpeculationMetrics speculation_;
-  PrefixCacheMetrics own_cache_metrics_;  // where cache metrics go when the engine gives none
   PrefixCacheMetrics& cache_metrics_;
 };
 

@@ -1,7 +1,6 @@
 #include "page_index.h"
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 #define XXH_INLINE_ALL  // header-only use of libxxhash: the plugin needs no run-time library
@@ -10,10 +9,9 @@
 namespace drift::prefix_cache {
 
 uint64_t xxh3_chain_hash(uint64_t parent_key, std::span<const Token> tokens, uint64_t seed) {
-  std::vector<Token> input(2 + tokens.size());  // the parent key, then the tokens: one-shot XXH3
-  std::memcpy(input.data(), &parent_key, sizeof parent_key);
-  std::copy(tokens.begin(), tokens.end(), input.begin() + 2);
-  return XXH3_64bits_withSeed(input.data(), input.size() * sizeof(Token), seed);
+  // The parent key and the salt seed make the seed of the block's own hash: no copy of the tokens.
+  return XXH3_64bits_withSeed(tokens.data(), tokens.size_bytes(),
+                              XXH3_64bits_withSeed(&parent_key, sizeof parent_key, seed));
 }
 
 uint64_t xxh3_bytes(std::string_view bytes, uint64_t seed) {
@@ -23,35 +21,35 @@ uint64_t xxh3_bytes(std::string_view bytes, uint64_t seed) {
 PageIndex::PageIndex(int64_t block_size, uint64_t identity, ChainHash hash)
     : block_size_(block_size), identity_(identity), hash_(std::move(hash)) {}
 
-uint64_t PageIndex::key_of(NodeId parent, std::span<const Token> tokens, const std::string& salt) const {
-  const uint64_t parent_key = parent == kRoot ? 0 : nodes_.at(parent).key;
-  return hash_(parent_key, tokens, xxh3_bytes(salt, identity_));
+uint64_t PageIndex::key_of(NodeId parent, std::span<const Token> tokens, uint64_t seed) const {
+  return hash_(parent == kRoot ? 0 : nodes_.at(parent).key, tokens, seed);
 }
 
-int32_t PageIndex::salt_id(const std::string& salt) const {
-  const auto it = salts_.find(salt);
-  return it == salts_.end() ? -1 : it->second.first;
-}
-
-std::optional<NodeId> PageIndex::child(NodeId parent, std::span<const Token> tokens, const std::string& salt) const {
-  const int32_t sid = salt_id(salt);
-  if (sid < 0 || static_cast<int64_t>(tokens.size()) != block_size_) return std::nullopt;
-  const auto [begin, end] = by_key_.equal_range(key_of(parent, tokens, salt));
+std::optional<NodeId> PageIndex::child_under(NodeId parent, std::span<const Token> tokens, SaltRef salt) const {
+  if (static_cast<int64_t>(tokens.size()) != block_size_) return std::nullopt;
+  const auto [begin, end] = by_key_.equal_range(key_of(parent, tokens, salt->second.seed));
   for (auto it = begin; it != end; ++it) {
     const Node& node = nodes_.at(it->second);
     // The key only narrows the search: parent, salt and tokens decide (a collision is a miss).
-    if (node.parent == parent && node.salt == sid && std::equal(tokens.begin(), tokens.end(), node.tokens.begin()))
+    if (node.parent == parent && node.salt == salt && std::equal(tokens.begin(), tokens.end(), node.tokens.begin()))
       return it->second;
   }
   return std::nullopt;
 }
 
+std::optional<NodeId> PageIndex::child(NodeId parent, std::span<const Token> tokens, const std::string& salt) const {
+  const SaltRef it = salts_.find(salt);
+  return it == salts_.end() ? std::nullopt : child_under(parent, tokens, it);
+}
+
 std::vector<NodeId> PageIndex::walk(std::span<const Token> tokens, const std::string& salt, int64_t max_blocks) const {
   std::vector<NodeId> path;
+  const SaltRef it = salts_.find(salt);
+  if (it == salts_.end()) return path;  // no page under this salt
   NodeId parent = kRoot;
   const int64_t blocks = std::min(max_blocks, static_cast<int64_t>(tokens.size()) / block_size_);
   for (int64_t b = 0; b < blocks; ++b) {
-    const auto next = child(parent, tokens.subspan(b * block_size_, block_size_), salt);
+    const auto next = child_under(parent, tokens.subspan(b * block_size_, block_size_), it);
     if (!next) break;
     path.push_back(parent = *next);
   }
@@ -60,14 +58,14 @@ std::vector<NodeId> PageIndex::walk(std::span<const Token> tokens, const std::st
 
 NodeId PageIndex::insert(NodeId parent, std::span<const Token> tokens, const std::string& salt, PageId page) {
   if (parent != kRoot && !nodes_.count(parent)) throw std::logic_error("prefix_cache: insert under a missing parent");
-  auto [it, added] = salts_.try_emplace(salt, next_salt_, 0);
-  if (added) ++next_salt_;
-  it->second.second++;
+  auto [it, added] = salts_.try_emplace(salt);
+  if (added) it->second.seed = xxh3_bytes(salt, identity_);
+  it->second.nodes++;
   const NodeId id = next_id_++;
   Node node;
-  node.key = key_of(parent, tokens, salt);
+  node.key = key_of(parent, tokens, it->second.seed);
   node.parent = parent;
-  node.salt = it->second.first;
+  node.salt = it;
   node.tokens.assign(tokens.begin(), tokens.end());
   node.page = page;
   node.last_used = ++clock_;
@@ -105,11 +103,7 @@ void PageIndex::remove(NodeId id) {
       by_key_.erase(it);
       break;
     }
-  for (auto it = salts_.begin(); it != salts_.end(); ++it)
-    if (it->second.first == node.salt && --it->second.second == 0) {
-      salts_.erase(it);
-      break;
-    }
+  if (auto salt = salts_.find(node.salt->first); --salt->second.nodes == 0) salts_.erase(salt);
   const NodeId parent = node.parent;
   nodes_.erase(id);
   if (parent != kRoot && --nodes_.at(parent).children == 0) set_leaf(parent, true);

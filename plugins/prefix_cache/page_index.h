@@ -56,17 +56,23 @@ class PageIndex {
   int64_t block_size() const { return block_size_; }
 
  private:
+  // One entry per salt in use: its key seed (salt and identity) and how many nodes use it.
+  struct Salt {
+    uint64_t seed = 0;
+    int64_t nodes = 0;
+  };
+  using SaltRef = std::map<std::string, Salt>::const_iterator;  // stable: equal refs <=> equal salts
   struct Node {
     uint64_t key = 0;
     NodeId parent = kRoot;
-    int32_t salt = 0;  // interned salt id
+    SaltRef salt;
     std::vector<Token> tokens;
     PageId page = -1;
     int64_t children = 0;
     uint64_t last_used = 0;
   };
-  uint64_t key_of(NodeId parent, std::span<const Token> tokens, const std::string& salt) const;
-  int32_t salt_id(const std::string& salt) const;  // -1 when no node uses the salt
+  uint64_t key_of(NodeId parent, std::span<const Token> tokens, uint64_t seed) const;
+  std::optional<NodeId> child_under(NodeId parent, std::span<const Token> tokens, SaltRef salt) const;
   void remove(NodeId id);
   void set_leaf(NodeId id, bool leaf);
 
@@ -77,9 +83,8 @@ class PageIndex {
   uint64_t clock_ = 0;
   std::unordered_map<NodeId, Node> nodes_;
   std::unordered_multimap<uint64_t, NodeId> by_key_;
-  std::set<std::pair<uint64_t, NodeId>> leaves_;              // (last_used, node): the eviction order
-  std::map<std::string, std::pair<int32_t, int64_t>> salts_;  // salt -> (id, nodes using it)
-  int32_t next_salt_ = 0;
+  std::set<std::pair<uint64_t, NodeId>> leaves_;  // (last_used, node): the eviction order
+  std::map<std::string, Salt> salts_;
 };
 
 }  // namespace drift::prefix_cache

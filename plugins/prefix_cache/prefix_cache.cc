@@ -29,7 +29,7 @@ using drift::prefix_cache::PageIndex;
 
 struct RequestState {
   std::string salt;
-  NodeId tail = kRoot;  // the node holding the last block offered or matched
+  NodeId tail = kRoot;  // the node holding the last block offered
   int64_t blocks = 0;   // blocks up to and including tail
 };
 

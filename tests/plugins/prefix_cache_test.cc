@@ -28,19 +28,6 @@ using Tokens = std::vector<int32_t>;
 constexpr int64_t kVocab = 64;
 constexpr int64_t kBlock = 4;
 
-ModelConfig fake_model() {
-  ModelConfig m;
-  m.vocab_size = kVocab;
-  m.hidden_size = 8;
-  m.intermediate_size = 8;
-  m.num_layers = 2;
-  m.num_heads = 2;
-  m.num_kv_heads = 2;
-  m.head_dim = 4;
-  m.max_position_embeddings = 4096;
-  return m;
-}
-
 Tokens reference(const Tokens& prompt, int64_t n) {
   return test::FakeExecutor::reference_continuation(prompt, n, kVocab);
 }
@@ -50,16 +37,37 @@ Tokens concat(Tokens a, const Tokens& b) {
   return a;
 }
 
-struct Setup {
+// The engine a test runs: the prefix cache always, the rest as chained setters say.
+struct EngineSetup {
   std::string policy = "guaranteed_no_evict";
   int64_t pages = 128;
   int64_t max_num_tokens = 24;
-  bool cache = true;
   std::string cache_settings;
   std::string oracle_reference;  // non-empty: speculation through oracle providers
+
+  EngineSetup& with_policy(std::string p) {
+    policy = std::move(p);
+    return *this;
+  }
+  EngineSetup& with_pages(int64_t n) {
+    pages = n;
+    return *this;
+  }
+  EngineSetup& with_token_budget(int64_t n) {
+    max_num_tokens = n;
+    return *this;
+  }
+  EngineSetup& with_cache_settings(std::string toml) {
+    cache_settings = std::move(toml);
+    return *this;
+  }
+  EngineSetup& with_oracle(std::string reference) {
+    oracle_reference = std::move(reference);
+    return *this;
+  }
 };
 
-std::unique_ptr<Engine> make_engine(const Setup& s) {
+std::unique_ptr<Engine> make_engine(const EngineSetup& s) {
   EngineOptions o;
   o.capacity_policy = s.policy;
   o.num_pages = s.pages;
@@ -69,13 +77,13 @@ std::unique_ptr<Engine> make_engine(const Setup& s) {
   o.speculation.max_draft_tokens = s.oracle_reference.empty() ? 0 : 8;
   auto engine = std::make_unique<Engine>(o, std::make_unique<test::FakeExecutor>(kVocab, s.pages, kBlock));
   EngineConfig c;
-  if (s.cache) c.plugins.push_back(test::prefix_cache_entry(s.cache_settings));
+  c.plugins.push_back(test::prefix_cache_entry(s.cache_settings));
   if (!s.oracle_reference.empty()) {
     c.plugins.push_back(test::oracle_entry("chain", s.oracle_reference, {0.3, 1, 5, 1}));
     c.plugins.push_back(test::oracle_entry("tree", s.oracle_reference, {0.5, 3, 3, 2}));
     c = test::with_speculation(c, "tree", 8);
   }
-  if (!c.plugins.empty()) engine->enable_plugins(c, fake_model(), SpecialTokens{});
+  engine->enable_plugins(c, test::FakeExecutor::model_config(kVocab), SpecialTokens{});
   return engine;
 }
 
@@ -101,7 +109,7 @@ Ran run_one(Engine& engine, const Tokens& prompt, const SamplingParams& params) 
 }
 
 TEST(PrefixCache, ASecondIdenticalPromptAdoptsTheFirstsFullPages) {
-  auto engine = make_engine({});
+  auto engine = make_engine(EngineSetup());
   const Tokens prompt = {5, 9, 14, 3, 22, 7, 1, 8, 40, 2};  // two full pages and two tokens
   const Ran first = run_one(*engine, prompt, greedy(6));
   const Ran second = run_one(*engine, prompt, greedy(6));
@@ -143,7 +151,7 @@ TEST(PrefixCache, PageBoundariesExactlyAPageOneShortOneOverAndEntirelyCached) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.shared);
-    auto engine = make_engine({});
+    auto engine = make_engine(EngineSetup());
     run_one(*engine, base, greedy(4));
     const Tokens prompt = concat(Tokens(base.begin(), base.begin() + static_cast<int64_t>(c.shared)), c.tail);
     const Ran ran = run_one(*engine, prompt, greedy(6));
@@ -153,7 +161,7 @@ TEST(PrefixCache, PageBoundariesExactlyAPageOneShortOneOverAndEntirelyCached) {
 }
 
 TEST(PrefixCache, AHitBesideASequenceStillWritingItsTailPage) {
-  auto engine = make_engine({});
+  auto engine = make_engine(EngineSetup());
   const Tokens a_prompt = {11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
   const int64_t a = engine->add_request(a_prompt, greedy(20));
   while (engine->request(a).output.empty()) engine->step();  // A's prompt is in: pages 0 and 1 offered
@@ -169,13 +177,15 @@ TEST(PrefixCache, AHitBesideASequenceStillWritingItsTailPage) {
 }
 
 TEST(PrefixCache, MultiTurnContinuationsHitTheirOwnEarlierOutput) {
-  auto engine = make_engine({});
+  auto engine = make_engine(EngineSetup());
   Tokens conversation = {7, 7, 1, 2, 3, 4, 5};
   int64_t cached_total = 0;
   for (int turn = 0; turn < 4; ++turn) {
     const Ran ran = run_one(*engine, conversation, greedy(9));
     EXPECT_EQ(ran.output, reference(conversation, 9)) << "turn " << turn;
-    if (turn > 0) EXPECT_GE(ran.cached, static_cast<int64_t>(conversation.size()) - 12) << "turn " << turn;
+    if (turn > 0) {
+      EXPECT_GE(ran.cached, static_cast<int64_t>(conversation.size()) - 12) << "turn " << turn;
+    }
     cached_total += ran.cached;
     conversation = concat(concat(conversation, ran.output), {30 + turn, 31 + turn});  // the next user turn
   }
@@ -183,7 +193,7 @@ TEST(PrefixCache, MultiTurnContinuationsHitTheirOwnEarlierOutput) {
 }
 
 TEST(PrefixCache, ARequestAbortedMidPrefillOffersNothing) {
-  auto engine = make_engine({.max_num_tokens = 8});
+  auto engine = make_engine(EngineSetup().with_token_budget(8));
   Tokens prompt(40);
   for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(i % kVocab);
   const int64_t id = engine->add_request(prompt, greedy(4));
@@ -199,7 +209,7 @@ TEST(PrefixCache, ARequestAbortedMidPrefillOffersNothing) {
 }
 
 TEST(PrefixCache, DifferentSaltsNeverSharePagesAndOptingOutSkipsTheCache) {
-  auto engine = make_engine({});
+  auto engine = make_engine(EngineSetup());
   const Tokens prompt = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1};
   EXPECT_EQ(run_one(*engine, prompt, greedy(4, "tenant-a")).cached, 0);
   EXPECT_EQ(run_one(*engine, prompt, greedy(4, "tenant-b")).cached, 0);
@@ -217,14 +227,14 @@ TEST(PrefixCache, DifferentSaltsNeverSharePagesAndOptingOutSkipsTheCache) {
 }
 
 TEST(PrefixCache, ASaltWithANulByteIsRefusedNamingTheField) {
-  auto engine = make_engine({});
+  auto engine = make_engine(EngineSetup());
   const int64_t id = engine->add_request({1, 2, 3}, greedy(2, std::string("a\0b", 3)));
   EXPECT_EQ(engine->request(id).finish_reason, FinishReason::Error);
   EXPECT_THAT(engine->request(id).error, ::testing::HasSubstr("cache_salt contains a NUL byte"));
 }
 
 TEST(PrefixCache, ResetIsRefusedWhileRequestsRun) {
-  auto engine = make_engine({});
+  auto engine = make_engine(EngineSetup());
   engine->add_request({1, 2, 3, 4, 5}, greedy(4));
   EXPECT_THROW(engine->reset_prefix_cache(), DriftError);
 }
@@ -235,7 +245,7 @@ class PrefixCachePressure : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PrefixCachePressure, ATooSmallPoolEvictsAndNeverStalls) {
   const int64_t pages = 20;
-  auto engine = make_engine({.policy = GetParam(), .pages = pages});
+  auto engine = make_engine(EngineSetup().with_policy(GetParam()).with_pages(pages));
   std::mt19937 rng(5);
   std::map<int64_t, Tokens> prompts;
   std::vector<Tokens> systems;
@@ -274,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, PrefixCachePressure, ::testing::Values("max_u
 // promised; when cached pages stand in the way, admission asks for all of them at once and
 // the request runs in that very step.
 TEST(PrefixCache, AdmissionTakesAllTheCachedPagesItNeedsInOneStep) {
-  auto engine = make_engine({.pages = 20});
+  auto engine = make_engine(EngineSetup().with_pages(20));
   for (int32_t r = 0; r < 3; ++r) {  // three finished requests leave 12 cached pages
     Tokens prompt(16);
     for (int32_t i = 0; i < 16; ++i) prompt[i] = 1 + r * 16 + i;
@@ -294,7 +304,7 @@ TEST(PrefixCache, AdmissionTakesAllTheCachedPagesItNeedsInOneStep) {
 }
 
 TEST(PrefixCache, CapacityPagesBoundsWhatTheCacheHoldsLeastRecentlyUsedFirst) {
-  auto engine = make_engine({.cache_settings = "capacity_pages = 3\n"});
+  auto engine = make_engine(EngineSetup().with_cache_settings("capacity_pages = 3\n"));
   const Tokens a = {1, 1, 1, 1, 2, 2, 2, 2, 3};
   const Tokens b = {4, 4, 4, 4, 5, 5, 5, 5, 6};
   run_one(*engine, a, greedy(1));  // a's two prompt pages
@@ -314,7 +324,7 @@ TEST(PrefixCache, BadSettingsStopTheEngineNamingTheKey) {
                                 "capacity_pages = 4\ncapacity_fraction = 0.5\n", "salt = 3\n"}) {
     SCOPED_TRACE(bad);
     try {
-      make_engine({.cache_settings = bad});
+      make_engine(EngineSetup().with_cache_settings(bad));
       ADD_FAILURE() << "the engine started";
     } catch (const DriftError& e) {
       EXPECT_THAT(e.what(), ::testing::HasSubstr("plugin 'prefix_cache' could not be loaded"));
@@ -375,7 +385,7 @@ TEST_P(PrefixCacheSoak, SharedPrefixesAbortsPreemptionAndSpeculation) {
   const std::vector<SoakRequest> requests = soak_requests(600, rng);
   const int64_t pages = 36;  // one long request, or a few short ones: preemption and eviction
   auto engine = make_engine(
-      {.policy = GetParam(), .pages = pages, .max_num_tokens = 16, .oracle_reference = oracle_file(requests)});
+      EngineSetup().with_policy(GetParam()).with_pages(pages).with_token_budget(16).with_oracle(oracle_file(requests)));
   std::map<int64_t, size_t> index;
   std::set<int64_t> aborted;
   int64_t mid_prefill_aborts = 0;
@@ -412,7 +422,9 @@ TEST_P(PrefixCacheSoak, SharedPrefixesAbortsPreemptionAndSpeculation) {
   EXPECT_GT(m.prefix_cache.evicted_pages, 0);
   EXPECT_GT(m.speculation.accepted_tokens, 100);
   EXPECT_GT(mid_prefill_aborts, 0);
-  if (std::string(GetParam()) == "max_utilization") EXPECT_GT(m.preemptions, 0);
+  if (std::string(GetParam()) == "max_utilization") {
+    EXPECT_GT(m.preemptions, 0);
+  }
   std::printf(
       "[prefix soak %s] %zu requests, %zu aborted (%ld mid-prefill), %ld steps, %ld preemptions, "
       "%ld queries, %ld hits, hit rate %.3f, %ld hit tokens, %ld evicted pages, %ld accepted draft tokens\n",

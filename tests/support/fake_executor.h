@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/forward_batch.h"
+#include "core/model_config.h"
 #include "core/tensor.h"
 
 namespace drift::test {
@@ -35,6 +36,20 @@ class FakeExecutor final : public ModelExecutor {
       seq.push_back(out.back());
     }
     return out;
+  }
+
+  // A small model description to hand plugins (host->model_info) beside a FakeExecutor.
+  static ModelConfig model_config(int64_t vocab) {
+    ModelConfig m;
+    m.vocab_size = vocab;
+    m.hidden_size = 8;
+    m.intermediate_size = 8;
+    m.num_layers = 2;
+    m.num_heads = 2;
+    m.num_kv_heads = 2;
+    m.head_dim = 4;
+    m.max_position_embeddings = 4096;
+    return m;
   }
 
   int64_t vocab_size() const override { return vocab_; }
@@ -67,7 +82,8 @@ class FakeExecutor final : public ModelExecutor {
   // tell which token a row belongs to.
   void set_capture_layers(std::vector<int32_t> layers) override { capture_layers_ = std::move(layers); }
   const Tensor* captured(int32_t layer) const override {
-    return std::find(capture_layers_.begin(), capture_layers_.end(), layer) == capture_layers_.end() ? nullptr : &captured_;
+    return std::find(capture_layers_.begin(), capture_layers_.end(), layer) == capture_layers_.end() ? nullptr
+                                                                                                     : &captured_;
   }
   void reorder_captured(const std::vector<int32_t>& rows) override {
     Tensor reordered = Tensor::zeros({static_cast<int64_t>(rows.size()), 1});

@@ -22,19 +22,6 @@ namespace {
 constexpr int64_t kVocab = 64;
 constexpr int64_t kBlock = 4;
 
-ModelConfig fake_model() {
-  ModelConfig m;
-  m.vocab_size = kVocab;
-  m.hidden_size = 8;
-  m.intermediate_size = 8;
-  m.num_layers = 2;
-  m.num_heads = 2;
-  m.num_kv_heads = 2;
-  m.head_dim = 4;
-  m.max_position_embeddings = 4096;
-  return m;
-}
-
 struct Request {
   std::vector<int32_t> prompt;
   SamplingParams params;
@@ -58,7 +45,7 @@ std::unique_ptr<Engine> make_engine(const std::string& policy, int64_t pages, co
                test::oracle_entry("tree", reference_file, {0.5, 3, 4, 2}),
                test::oracle_entry("noisy", reference_file, {1.0, 2, 3, 3})};
   c = test::with_speculation(c, "tree", 12);
-  engine->enable_plugins(c, fake_model(), SpecialTokens{});
+  engine->enable_plugins(c, test::FakeExecutor::model_config(kVocab), SpecialTokens{});
   return engine;
 }
 
@@ -166,7 +153,8 @@ struct Truncation : ::testing::Test {
     Engine engine(o, std::make_unique<test::FakeExecutor>(kVocab, 64, kBlock));
     EngineConfig c;
     c.plugins = {test::oracle_entry("oracle", file, {0.0, 1, 6, 0})};
-    engine.enable_plugins(test::with_speculation(c, "oracle", 6), fake_model(), SpecialTokens{});
+    engine.enable_plugins(test::with_speculation(c, "oracle", 6), test::FakeExecutor::model_config(kVocab),
+                          SpecialTokens{});
     test::RunResult r = test::run_batch(engine, {prompt}, {params})[0];
     EXPECT_EQ(engine.kv().num_free_pages(), 64);
     EXPECT_EQ(r.streamed, r.output) << "nothing past the cut is streamed";
