@@ -1,6 +1,5 @@
 // drift generate: run prompts (text or token ids) through the engine, batched, and print the
 // generated text — streamed for a single prompt — or one JSON object per prompt.
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/chat_formatter.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
+#include "apps/sampling_options.h"
 #include "core/engine.h"
 #include "core/error.h"
 
@@ -23,16 +24,10 @@ struct GenerateArgs {
   std::vector<std::string> prompts;
   std::vector<std::string> prompt_ids;
   std::vector<po::option> ordered;  // every option as given: prompts run in command-line order
-  std::optional<int64_t> max_new_tokens;
-  std::optional<double> temperature, top_p, min_p;
-  std::optional<int64_t> top_k;
-  std::optional<uint64_t> seed;
-  std::vector<std::string> stop;
-  std::string speculative;  // "" = the config's [speculative]; "off"; or a draft provider's name
-  std::string cache_salt;
-  bool no_prefix_cache = false;
+  SamplingArgs sampling;
+  bool chat = false;   // each --prompt is a user turn rendered with the model's chat template
+  std::string system;  // the system message of those turns
   bool json = false;
-  bool ignore_eos = false;
 };
 
 // One prompt as given on the command line. A prompt that cannot even be tokenized (invalid UTF-8,
@@ -44,52 +39,28 @@ struct Prompt {
   std::optional<int64_t> request;  // the engine's id once added
 };
 
-SamplingParams sampling_from(const GenerateArgs& a, const GenerationSection& defaults) {
-  SamplingParams p = sampling_params_from(defaults);
-  if (a.max_new_tokens) p.max_new_tokens = *a.max_new_tokens;
-  if (a.temperature) p.temperature = *a.temperature;
-  if (a.top_k) p.top_k = *a.top_k;
-  if (a.top_p) p.top_p = *a.top_p;
-  if (a.min_p) p.min_p = *a.min_p;
-  if (a.seed) p.seed = *a.seed;
-  p.ignore_eos = a.ignore_eos;
-  p.stop = a.stop;
-  p.speculative = a.speculative;
-  p.cache_salt = a.cache_salt;
-  p.prefix_cache = !a.no_prefix_cache;
-  return p;
-}
-
-// [generation] was validated with the config, so an out-of-range value came from its CLI option
-// (top_p -> --top-p).
-void check_cli_sampling(const SamplingParams& params) {
-  const auto bad = find_invalid_sampling_param(params);
-  if (!bad) return;
-  std::string option = bad->field;
-  std::replace(option.begin(), option.end(), '_', '-');
-  fail("--{} {}: {}", option, bad->value, bad->requirement);
-}
-
-Prompt prompt_from_text(const std::string& text, const Engine& engine, size_t index) {
+// With --chat, the text is one user turn that the model's chat template renders.
+Prompt prompt_from_text(const std::string& text, const Engine& engine, const GenerateArgs& a,
+                        const ChatFormatter* chat, size_t index) {
   Prompt p;
   if (!engine.tokenizer()) {
     p.error = "--prompt needs a tokenizer, and the model directory has none; use --prompt-ids";
     return p;
   }
   try {
-    p.ids = engine.tokenizer()->encode_prompt(text);
+    p.ids = chat ? chat->encode(single_turn(a.system, text)) : engine.tokenizer()->encode_prompt(text);
   } catch (const DriftError& e) {
     p.error = fmt::format("--prompt (prompt {}): {}", index, e.what());
   }
   return p;
 }
 
-std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine) {
+std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine, const ChatFormatter* chat) {
   std::vector<Prompt> prompts;
   for (const po::option& option : a.ordered) {
     for (const std::string& value : option.value) {
       if (option.string_key == "prompt") {
-        prompts.push_back(prompt_from_text(value, engine, prompts.size()));
+        prompts.push_back(prompt_from_text(value, engine, a, chat, prompts.size()));
       } else if (option.string_key == "prompt-ids") {
         prompts.push_back(Prompt{parse_id_list(value, "--prompt-ids"), "", std::nullopt});
       }
@@ -207,35 +178,23 @@ int run_generate(const std::vector<std::string>& args) {
   desc.add_options()
       ("prompt", po::value(&a.prompts), "prompt text (repeatable: several prompts run batched)")
       ("prompt-ids", po::value(&a.prompt_ids), "prompt as comma-separated token ids (repeatable)")
-      ("max-new-tokens", po::value<int64_t>(), "tokens to generate per prompt")
-      ("temperature", po::value<double>(), "0 = greedy")
-      ("top-k", po::value<int64_t>(), "keep the k most likely tokens (0 = off)")
-      ("top-p", po::value<double>(), "nucleus sampling mass (1 = off)")
-      ("min-p", po::value<double>(), "drop tokens below min_p x the top probability (0 = off)")
-      ("seed", po::value<std::string>(), "sampling seed, 0 to 2^64-1 (same seed, same output)")
-      ("ignore-eos", po::bool_switch(&a.ignore_eos), "keep generating past end-of-sequence tokens")
-      ("stop", po::value(&a.stop), "stop string (repeatable): generation ends before it; it is never printed")
-      ("speculative", po::value(&a.speculative),
-       "speculative decoding for these prompts: off, or a configured draft provider's name (default: [speculative])")
-      ("cache-salt", po::value(&a.cache_salt),
-       "prefix-cache isolation key: only requests with the same salt share cached pages (default: none)")
-      ("no-prefix-cache", po::bool_switch(&a.no_prefix_cache), "keep these prompts out of the prefix cache")
+      ("chat", po::bool_switch(&a.chat), "each --prompt is a user turn, rendered with the model's chat template")
+      ("system", po::value(&a.system), "with --chat: the system message (default: the template's own)")
       ("json", po::bool_switch(&a.json), "one JSON object per prompt per line");
+  add_sampling_options(desc, a.sampling);
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...", &a.ordered))
     return 0;
-  if (vm.count("max-new-tokens")) a.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
-  if (vm.count("temperature")) a.temperature = vm["temperature"].as<double>();
-  if (vm.count("top-k")) a.top_k = vm["top-k"].as<int64_t>();
-  if (vm.count("top-p")) a.top_p = vm["top-p"].as<double>();
-  if (vm.count("min-p")) a.min_p = vm["min-p"].as<double>();
-  if (vm.count("seed")) a.seed = parse_uint64(vm["seed"].as<std::string>(), "--seed");
+  read_sampling_options(vm, a.sampling);
+  if (!a.chat && vm.count("system")) fail("--system needs --chat");
+  if (a.chat && !a.prompt_ids.empty()) fail("--chat renders --prompt text; it cannot apply to --prompt-ids");
 
   EngineConfig config = resolve_engine_config(a.source);
-  const SamplingParams params = sampling_from(a, config.generation);
-  check_cli_sampling(params);
+  const SamplingParams params = sampling_params_from_args(a.sampling, config.generation);
   auto engine = Engine::from_config(config);
-  std::vector<Prompt> prompts = collect_prompts(a, *engine);
+  std::optional<ChatFormatter> chat;
+  if (a.chat) chat.emplace(config.model.path, engine->tokenizer());
+  std::vector<Prompt> prompts = collect_prompts(a, *engine, chat ? &*chat : nullptr);
 
   for (Prompt& p : prompts)
     if (p.error.empty()) p.request = engine->add_request(p.ids, params);

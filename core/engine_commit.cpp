@@ -12,21 +12,24 @@
 namespace drift {
 
 // Appends one token to the output (and its text); the reason the request must end with it, if any.
+// A token that ends the request as EOS or a stop id adds no text (as in vLLM): a chat model's
+// end-of-turn marker, e.g. "<|im_end|>", is not part of the reply.
 FinishReason Engine::append_output(Sequence& seq, int32_t token) {
   seq.output.push_back(token);
   RequestOutput& out = output_for(seq);
   out.new_tokens.push_back(token);
+  const auto& stops = seq.params.stop_token_ids;
+  const bool is_eos = !seq.params.ignore_eos &&
+                      std::find(options_.eos_ids.begin(), options_.eos_ids.end(), token) != options_.eos_ids.end();
+  const bool stop_token = is_eos || std::find(stops.begin(), stops.end(), token) != stops.end();
   bool stop_string = false;
-  if (auto text = texts_.find(seq.id); text != texts_.end()) {
+  if (auto text = texts_.find(seq.id); text != texts_.end() && !stop_token) {
     OutputText::Update update = text->second.push(token);
     out.text += update.text;
     seq.text += update.text;
     stop_string = update.stopped;
   }
-  const auto& stops = seq.params.stop_token_ids;
-  const bool is_eos = !seq.params.ignore_eos &&
-                      std::find(options_.eos_ids.begin(), options_.eos_ids.end(), token) != options_.eos_ids.end();
-  if (is_eos || stop_string || std::find(stops.begin(), stops.end(), token) != stops.end()) return FinishReason::Stop;
+  if (stop_token || stop_string) return FinishReason::Stop;
   if (static_cast<int64_t>(seq.output.size()) >= seq.params.max_new_tokens ||
       seq.total_len() >= options_.limits.max_seq_len)
     return FinishReason::Length;

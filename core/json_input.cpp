@@ -8,9 +8,12 @@
 
 namespace drift {
 
-using json = nlohmann::json;
+namespace {
 
-nlohmann::json parse_json_input(std::string_view text, const std::string& what) {
+// Both JSON flavours parse the same way: plain json (sorted keys) for files the engine reads,
+// ordered_json where key order is content (chat messages and tool schemas a template prints).
+template <typename json>
+json parse_checked(std::string_view text, const std::string& what) {
   // The callback sees every object open and close and every key, so it keeps the keys of each
   // open object and can tell a repeat; `depth` counts open containers.
   std::vector<std::set<std::string>> open_objects;
@@ -23,20 +26,30 @@ nlohmann::json parse_json_input(std::string_view text, const std::string& what) 
     } else if (event == json::parse_event_t::object_end) {
       open_objects.pop_back();
     } else if (event == json::parse_event_t::key && repeated.empty() &&
-               !open_objects.back().insert(parsed.get<std::string>()).second) {
-      repeated = parsed.get<std::string>();
+               !open_objects.back().insert(parsed.template get<std::string>()).second) {
+      repeated = parsed.template get<std::string>();
     }
     return !too_deep;  // false discards the value: nothing deep is built
   };
   json doc;
   try {
     doc = json::parse(text.begin(), text.end(), check);
-  } catch (const json::exception& e) {
+  } catch (const nlohmann::json::exception& e) {
     fail("{}: corrupt JSON: {}", what, e.what());
   }
   if (too_deep) fail("{}: JSON nests deeper than {} levels", what, kMaxJsonDepth);
   if (!repeated.empty()) fail("{}: key '{}' appears more than once", what, repeated);
   return doc;
+}
+
+}  // namespace
+
+nlohmann::json parse_json_input(std::string_view text, const std::string& what) {
+  return parse_checked<nlohmann::json>(text, what);
+}
+
+nlohmann::ordered_json parse_ordered_json_input(std::string_view text, const std::string& what) {
+  return parse_checked<nlohmann::ordered_json>(text, what);
 }
 
 nlohmann::json read_json_file(const std::string& path) { return parse_json_input(read_text_file(path, "JSON file"), path); }

