@@ -18,11 +18,15 @@ namespace drift {
 // because templates that print tool definitions with tojson print them in the caller's order.
 struct ChatTemplateInputs {
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-  nlohmann::ordered_json tools;  // null: no tools given (the template sees `tools` undefined)
+  // null: no tools given. The template then sees `tools` as None (defined), because transformers
+  // passes tools=None explicitly; `documents` is always None.
+  nlohmann::ordered_json tools;
   bool add_generation_prompt = false;
   std::string bos_token;
   std::string eos_token;
   // Further template variables (e.g. enable_thinking), as transformers' **kwargs.
+  // Messages are prepared as apply_chat_template does: None-valued keys dropped, reasoning_content /
+  // thinking / reasoning aliased to "thinking" and "reasoning_content".
   nlohmann::ordered_json extra_context = nlohmann::ordered_json::object();
   // The time strftime_now formats (local time); unset: now. Tests fix it.
   std::optional<std::time_t> now;

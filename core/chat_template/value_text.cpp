@@ -19,9 +19,12 @@ std::string join_reprs(const ValueList& items) {
 }
 
 std::string sequence_repr(const Value& v) {
-  if (!v.is_tuple()) return "[" + join_reprs(v.items()) + "]";
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+  std::string out = v.is_tuple() ? "(" : "[";
+  out += join_reprs(v.items());
   // A one-element tuple keeps its trailing comma: ('a',).
-  return "(" + join_reprs(v.items()) + (v.items().size() == 1 ? ",)" : ")");
+  out += !v.is_tuple() ? "]" : v.items().size() == 1 ? ",)" : ")";
+  return out;
 }
 
 std::string dict_repr(const Dict& d) {
@@ -65,7 +68,7 @@ std::string float_repr(double d) {
     return out;
   }
   out += digits.substr(0, 1);
-  if (n > 1) out += "." + digits.substr(1);
+  if (n > 1) out.append(".").append(digits, 1);
   const int shown = point - 1;
   out += shown < 0 ? "e-" : "e+";
   const std::string magnitude = std::to_string(std::abs(shown));

@@ -19,7 +19,7 @@ class JinjaRuntimeErrorTest : public testing::TestWithParam<SnippetCase> {};
 
 TEST_P(JinjaRuntimeErrorTest, RaisesLikeJinja2) { expect_error(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Snippets, JinjaRuntimeErrorTest, testing::ValuesIn(kRuntimeErrors));
+INSTANTIATE_TEST_SUITE_P(Snippets, JinjaRuntimeErrorTest, testing::ValuesIn(kRuntimeErrors), test::snippet_case_name);
 
 TEST(JinjaErrorTest, RaiseExceptionMessageNamesTemplateAndLine) {
   const std::string error = render_error("a\n{% if true %}\n{{ raise_exception('No system role!') }}{% endif %}");

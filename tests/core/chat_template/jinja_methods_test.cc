@@ -6,14 +6,19 @@ namespace drift::test {
 namespace {
 
 const SnippetCase kCases[] = {
-    {R"J({{ '  a b  '.strip() }}|{{ 'a,b,c'.split(',') }}|{{ 'a b'.split() }}|{{ 'abc'.startswith('ab') }}|{{ 'abc'.endswith('bc') }})J",
+    {R"J({{ '  a b  '.strip() }}|{{ 'a,b,c'.split(',') }}|{{ 'a b'.split() }}|{{ 'abc'.startswith(')J"
+     R"J(ab') }}|{{ 'abc'.endswith('bc') }})J",
      R"J(a b|['a', 'b', 'c']|['a', 'b']|True|True)J"},
-    {R"J({{ 'Hello'.upper() }} {{ 'Hello'.lower() }} {{ 'hello world'.title() }} {{ 'abcabc'.find('c') }} {{ 'abcabc'.rfind('c') }} {{ 'a-b'.replace('-', '+') }})J",
+    {R"J({{ 'Hello'.upper() }} {{ 'Hello'.lower() }} {{ 'hello world'.title() }} {{ 'abcabc'.find(')J"
+     R"J(c') }} {{ 'abcabc'.rfind('c') }} {{ 'a-b'.replace('-', '+') }})J",
      R"J(HELLO hello Hello World 2 5 a+b)J"},
     {R"J({{ '{} and {}'.format('x', 'y') }} {{ ', '.join(['a','b']) }} {{ 'l1
-l2'.splitlines() }} {{ 'aaa'.count('a') }} {{ '123'.isdigit() }} {{ 'xxhixx'.lstrip('x') }} {{ 'xxhixx'.rstrip('x') }})J",
+l2'.splitlines() }} {)J"
+     R"J({ 'aaa'.count('a') }} {{ '123'.isdigit() }} {{ 'xxhixx'.lstrip('x') }} {{ 'xxhixx'.rstrip()J"
+     R"J('x') }})J",
      R"J(x and y a, b ['l1', 'l2'] 3 True hixx xxhi)J"},
-    {R"J({{ {'a': 1}.get('a') }} {{ {'a': 1}.get('b', 'no') }} {{ {'a': 1}.keys() | list }} {{ {'a': 1}.values() | list }})J",
+    {R"J({{ {'a': 1}.get('a') }} {{ {'a': 1}.get('b', 'no') }} {{ {'a': 1}.keys() | list }} {{ {'a')J"
+     R"J(: 1}.values() | list }})J",
      R"J(1 no ['a'] [1])J"},
 };
 
@@ -21,7 +26,7 @@ class JinjaMethodsTest : public testing::TestWithParam<SnippetCase> {};
 
 TEST_P(JinjaMethodsTest, RendersLikeJinja2) { expect_renders(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Snippets, JinjaMethodsTest, testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Snippets, JinjaMethodsTest, testing::ValuesIn(kCases), test::snippet_case_name);
 
 }  // namespace
 }  // namespace drift::test

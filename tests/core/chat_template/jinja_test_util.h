@@ -5,6 +5,7 @@
 // (transformers.utils.chat_template_utils._compile_jinja_template(src).render(...)), jinja2 3.1.6.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "core/chat_template/chat_template.h"
@@ -16,6 +17,15 @@ struct SnippetCase {
   const char* source;
   const char* expected;  // the rendered text, or for errors a part of the message
 };
+
+// gtest names each case by its index ("Snippets/Suite.Test/case3") and prints the snippet itself
+// on one line in failure messages.
+inline void PrintTo(const SnippetCase& c, std::ostream* os) {
+  for (const char* p = c.source; *p; ++p) *os << (*p == '\n' ? std::string("\\n") : std::string(1, *p));
+}
+inline std::string snippet_case_name(const testing::TestParamInfo<SnippetCase>& info) {
+  return "case" + std::to_string(info.index);
+}
 
 inline std::string render_snippet(const std::string& source) {
   ChatTemplateInputs inputs;

@@ -33,7 +33,7 @@ class JinjaWhitespaceTest : public testing::TestWithParam<SnippetCase> {};
 
 TEST_P(JinjaWhitespaceTest, RendersLikeJinja2) { expect_renders(GetParam()); }
 
-INSTANTIATE_TEST_SUITE_P(Snippets, JinjaWhitespaceTest, testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Snippets, JinjaWhitespaceTest, testing::ValuesIn(kCases), test::snippet_case_name);
 
 }  // namespace
 }  // namespace drift::test
