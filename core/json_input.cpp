@@ -19,13 +19,14 @@ json parse_checked(std::string_view text, const std::string& what) {
   std::vector<std::set<std::string>> open_objects;
   std::string repeated;
   bool too_deep = false;
-  auto check = [&](int depth, json::parse_event_t event, json& parsed) {
+  using Event = typename json::parse_event_t;
+  auto check = [&](int depth, Event event, json& parsed) {
     if (depth >= kMaxJsonDepth) too_deep = true;  // depth counts from 0 at the outermost value
-    if (event == json::parse_event_t::object_start) {
+    if (event == Event::object_start) {
       open_objects.emplace_back();
-    } else if (event == json::parse_event_t::object_end) {
+    } else if (event == Event::object_end) {
       open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && repeated.empty() &&
+    } else if (event == Event::key && repeated.empty() &&
                !open_objects.back().insert(parsed.template get<std::string>()).second) {
       repeated = parsed.template get<std::string>();
     }
