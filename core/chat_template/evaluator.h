@@ -70,6 +70,8 @@ class Evaluator {
   std::string* out_ = nullptr;
   RenderOptions options_;
   const Value* filter_input_ = nullptr;  // the block text a filter chain applies to
+  static constexpr int kMaxEvalDepth = 400;
+  int eval_depth_ = 0;
 };
 
 // A new scope under `parent`.

@@ -28,6 +28,15 @@ Value Evaluator::lookup(const std::string& name) const {
 
 // The innermost node that knows its line stamps it on the error.
 Value Evaluator::eval(const Expr& expr) {
+  // Every nested evaluation -- a subexpression, or a macro that calls itself -- passes here, so
+  // this bounds the render's recursion: runaway recursion is Python's RecursionError, not a stack
+  // overflow.
+  if (eval_depth_ >= kMaxEvalDepth) raise(ErrorType::kRuntime, "RecursionError: maximum recursion depth exceeded");
+  struct DepthGuard {
+    int& depth;
+    explicit DepthGuard(int& d) : depth(++d) {}
+    ~DepthGuard() { --depth; }
+  } depth_guard(eval_depth_);
   try {
     return eval_node(expr);
   } catch (JinjaError& e) {

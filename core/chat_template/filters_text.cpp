@@ -177,6 +177,8 @@ Value f_float(Evaluator&, const Value& v, const CallArgs& args) {
 
 Value f_abs(Evaluator&, const Value& v, const CallArgs& args) {
   expect_no_args("abs", args);
+  if (v.is_integral() && v.as_int() == INT64_MIN)
+    raise(ErrorType::kOverflow, "abs() of the smallest 64-bit integer does not fit");
   if (v.is_integral()) return Value::integer(std::llabs(v.as_int()));
   if (v.is_float()) return Value::number(std::fabs(v.as_float()));
   raise(ErrorType::kType, fmt::format("bad operand type for abs(): '{}'", type_name(v)));

@@ -86,6 +86,7 @@ ExprPtr Parser::parse_and() {
 
 ExprPtr Parser::parse_not() {
   if (!at_name("not")) return parse_compare();
+  const NestingGuard guard(*this);
   ExprPtr node = make(ExprKind::kUnary, next().line);
   node->name = "not";
   node->children.push_back(parse_not());
@@ -159,6 +160,7 @@ ExprPtr Parser::parse_pow() {
 }
 
 ExprPtr Parser::parse_unary(bool with_filter) {
+  const NestingGuard guard(*this);
   ExprPtr node;
   if (at_operator("-") || at_operator("+")) {
     const Token& op = next();
@@ -330,7 +332,7 @@ void Parser::parse_call_args(Expr& node) {
 
 std::string Parser::parse_dotted_name() {
   std::string name = expect_name();
-  while (skip_operator(".")) name += "." + expect_name();
+  while (skip_operator(".")) name.append(".").append(expect_name());
   return name;
 }
 

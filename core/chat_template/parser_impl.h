@@ -82,6 +82,23 @@ class Parser {
 
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;  // open nested expressions and blocks (see NestingGuard)
+
+  // Bounds the parser's recursion, so a pathological template is a syntax error, not a stack
+  // overflow that takes the engine down. Real templates nest a few levels.
+  class NestingGuard {
+   public:
+    explicit NestingGuard(Parser& parser) : parser_(parser) {
+      if (++parser_.depth_ > kMaxNesting) parser_.fail("template nested too deeply (more than 200 levels)");
+    }
+    ~NestingGuard() { --parser_.depth_; }
+    NestingGuard(const NestingGuard&) = delete;
+    NestingGuard& operator=(const NestingGuard&) = delete;
+
+   private:
+    static constexpr int kMaxNesting = 200;
+    Parser& parser_;
+  };
   // The end tags the enclosing blocks wait for, innermost last (for "unexpected end" messages).
   std::vector<std::string> open_blocks_;
 };

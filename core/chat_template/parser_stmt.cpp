@@ -45,6 +45,7 @@ void Parser::expect_block_end() {
 
 // jinja2's subparse: statements until one of `end_names` opens a tag (left as the current token).
 StmtList Parser::parse_body(std::initializer_list<std::string_view> end_names) {
+  const NestingGuard guard(*this);
   StmtList body;
   while (current().type != TokenType::kEof) {
     const Token& token = current();

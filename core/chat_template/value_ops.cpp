@@ -1,5 +1,6 @@
 // Python operators on Values: truthiness, ==, ordering, arithmetic, `in`, len(), iteration.
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -43,10 +44,45 @@ Value add_strings(const Value& a, const Value& b) {
   return Value::string(left + right, true);
 }
 
+// Python integers are unbounded; ours are 64-bit. A result that does not fit is an OverflowError
+// (never undefined behaviour), and a repeated sequence is capped, so no template -- whatever file
+// it came from -- can exhaust memory or loop for ever.
+constexpr int64_t kMaxRepeatedBytes = int64_t{64} << 20;
+
+[[noreturn]] void integer_overflow() {
+  raise(ErrorType::kOverflow, "integer result does not fit in 64 bits (DriftEngine's templates use 64-bit integers)");
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) integer_overflow();
+  return r;
+}
+
+int64_t checked_sub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) integer_overflow();
+  return r;
+}
+
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) integer_overflow();
+  return r;
+}
+
+int64_t checked_pow(int64_t base, int64_t exponent) {
+  if (base == 0 || base == 1) return exponent == 0 ? 1 : base;
+  if (base == -1) return exponent % 2 == 0 ? 1 : -1;
+  int64_t result = 1;  // |base| >= 2: overflows within 64 steps, so the loop is short
+  for (int64_t i = 0; i < exponent; ++i) result = checked_mul(result, base);
+  return result;
+}
+
 Value add(const Value& a, const Value& b) {
   if (a.is_string() && b.is_string()) return add_strings(a, b);
   if (a.is_number() && b.is_number()) {
-    if (a.is_integral() && b.is_integral()) return Value::integer(a.as_int() + b.as_int());
+    if (a.is_integral() && b.is_integral()) return Value::integer(checked_add(a.as_int(), b.as_int()));
     return Value::number(a.as_float() + b.as_float());
   }
   if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
@@ -62,6 +98,10 @@ Value add(const Value& a, const Value& b) {
 }
 
 Value repeat(const Value& sequence, int64_t times) {
+  const auto unit = static_cast<int64_t>(sequence.is_string() ? sequence.as_string().size() : sequence.items().size());
+  if (times > 0 && unit > 0 && times > kMaxRepeatedBytes / unit)
+    raise(ErrorType::kOverflow,
+          fmt::format("repeating a sequence of {} {} times is beyond DriftEngine's limit", unit, times));
   if (sequence.is_string()) {
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += sequence.as_string();
@@ -74,7 +114,7 @@ Value repeat(const Value& sequence, int64_t times) {
 
 Value multiply(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
-    if (a.is_integral() && b.is_integral()) return Value::integer(a.as_int() * b.as_int());
+    if (a.is_integral() && b.is_integral()) return Value::integer(checked_mul(a.as_int(), b.as_int()));
     return Value::number(a.as_float() * b.as_float());
   }
   if ((a.is_string() || a.is_list()) && b.is_integral()) return repeat(a, b.as_int());
@@ -86,6 +126,7 @@ Value multiply(const Value& a, const Value& b) {
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
+  if (a == INT64_MIN && b == -1) integer_overflow();
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
@@ -98,7 +139,7 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
   const double y = b.as_float();
   switch (op) {
     case BinaryOp::kSub:
-      return ints ? Value::integer(a.as_int() - b.as_int()) : Value::number(x - y);
+      return ints ? Value::integer(checked_sub(a.as_int(), b.as_int())) : Value::number(x - y);
     case BinaryOp::kDiv:
       if (y == 0) raise(ErrorType::kZeroDivision, ints ? "division by zero" : "float division by zero");
       return Value::number(x / y);
@@ -108,17 +149,13 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
       return ints ? Value::integer(floor_div(a.as_int(), b.as_int())) : Value::number(std::floor(x / y));
     case BinaryOp::kMod: {
       if (y == 0) raise(ErrorType::kZeroDivision, ints ? "integer division or modulo by zero" : "float modulo");
-      if (ints) return Value::integer(a.as_int() - floor_div(a.as_int(), b.as_int()) * b.as_int());
+      if (ints) return Value::integer(a.as_int() - checked_mul(floor_div(a.as_int(), b.as_int()), b.as_int()));
       double r = std::fmod(x, y);
       if (r != 0 && ((r < 0) != (y < 0))) r += y;
       return Value::number(r);
     }
     case BinaryOp::kPow:
-      if (ints && b.as_int() >= 0) {
-        int64_t result = 1;
-        for (int64_t i = 0; i < b.as_int(); ++i) result *= a.as_int();
-        return Value::integer(result);
-      }
+      if (ints && b.as_int() >= 0) return Value::integer(checked_pow(a.as_int(), b.as_int()));
       return Value::number(std::pow(x, y));
     default:
       unsupported_operands(op, a, b);
@@ -223,7 +260,7 @@ Value binary_op(BinaryOp op, const Value& a, const Value& b) {
 
 Value negate(const Value& v) {
   if (v.is_undefined()) v.raise_undefined();
-  if (v.is_integral()) return Value::integer(-v.as_int());
+  if (v.is_integral()) return Value::integer(checked_sub(0, v.as_int()));
   if (v.is_float()) return Value::number(-v.as_float());
   raise(ErrorType::kType, fmt::format("bad operand type for unary -: '{}'", type_name(v)));
 }
