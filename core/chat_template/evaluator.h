@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/chat_template/ast.h"
 #include "core/chat_template/value.h"
@@ -26,6 +27,10 @@ struct RenderOptions {
 class Evaluator {
  public:
   Evaluator(std::shared_ptr<Scope> globals, RenderOptions options);
+  // Breaks the cycles macros make (a scope holds a macro whose closure holds that scope).
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
 
   // Appends the rendered body to `out`.
   void render(const StmtList& body, std::string& out);
@@ -72,6 +77,9 @@ class Evaluator {
   const Value* filter_input_ = nullptr;  // the block text a filter chain applies to
   static constexpr int kMaxEvalDepth = 400;
   int eval_depth_ = 0;
+  // Scopes macros closed over: a macro stored in (a child of) its own closure keeps both alive
+  // through shared_ptr, so the destructor empties them once the render is over.
+  std::vector<std::weak_ptr<Scope>> closures_;
 };
 
 // A new scope under `parent`.

@@ -18,6 +18,13 @@ std::shared_ptr<Scope> child_scope(std::shared_ptr<Scope> parent) {
 Evaluator::Evaluator(std::shared_ptr<Scope> globals, RenderOptions options)
     : scope_(child_scope(std::move(globals))), options_(options) {}
 
+Evaluator::~Evaluator() {
+  // Emptying a closure frees the macros it holds, and with them their references to it. A macro
+  // value that outlives the render (none does: render returns text) would see an empty scope.
+  for (const std::weak_ptr<Scope>& weak : closures_)
+    if (std::shared_ptr<Scope> scope = weak.lock()) scope->vars.clear();
+}
+
 Value Evaluator::lookup(const std::string& name) const {
   for (const Scope* scope = scope_.get(); scope; scope = scope->parent.get()) {
     auto it = scope->vars.find(name);

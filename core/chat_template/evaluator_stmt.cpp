@@ -202,6 +202,7 @@ void Evaluator::exec_with(const Stmt& stmt) {
 // defined in, and returns the text.
 Value Evaluator::make_macro(const Stmt& stmt, const std::string& name) {
   std::shared_ptr<Scope> closure = scope_;
+  closures_.push_back(closure);
   const Stmt* def = &stmt;
   return Value::callable(
       name,
