@@ -78,7 +78,7 @@ int list(const std::vector<std::string>& args) {
   std::vector<PluginEntry> entries = config.plugins;
   if (vm.count("plugin"))
     for (const std::string& path : vm["plugin"].as<std::vector<std::string>>())
-      entries.push_back(PluginEntry{"", path, ""});
+      entries.push_back(PluginEntry{"", path, "", false, ""});
 
   // The table carries every reason; the engine's [fallback] log lines would only repeat them.
   auto level = spdlog::get_level();

@@ -145,6 +145,8 @@ class Backend {
   }
   // Splits x [rows, sum(widths)] column-wise into outs[i] [rows, widths[i]] (fused q|k|v).
   virtual void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) = 0;
+  // The inverse: out [rows, sum(widths)] = parts[i] [rows, widths[i]] side by side (same dtype).
+  virtual void join_columns(const std::vector<const Tensor*>& parts, Tensor& out) = 0;
   // out[i] = x[rows[i]]: selects the rows whose logits are wanted.
   virtual void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) = 0;
   // dst = src, same shape and dtype (e.g. capturing a layer's hidden states).

@@ -118,6 +118,7 @@ void read_plugins(const toml::table& root, EngineConfig& config, const std::stri
       plugin.settings_toml = to_toml_text(*settings->as_table());
     }
     plugin.path = resolve_path(plugin.path, base_dir);
+    plugin.base_dir = base_dir;
     config.plugins.push_back(std::move(plugin));
     r.reject_unknown_keys();
   }

@@ -76,6 +76,7 @@ struct PluginEntry {
   std::string path;                  // explicit .so path, or "" to search by name
   std::string settings_toml;         // the plugin's own [plugins.<name>] table, as TOML text
   bool optional = false;             // true: a load failure falls back instead of stopping the engine
+  std::string base_dir;              // the config file's folder: relative path settings resolve here
 };
 
 struct EngineConfig {

@@ -1,5 +1,6 @@
 #include "core/cpu_backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -87,6 +88,20 @@ void CpuBackend::split_columns(const Tensor& x, const std::vector<Tensor*>& outs
     offset += width;
   }
   DRIFT_CHECK(offset == cols, "split widths {} != columns {}", offset, cols);
+}
+
+void CpuBackend::join_columns(const std::vector<const Tensor*>& parts, Tensor& out) {
+  const int64_t rows = out.dim(0), cols = out.numel() / std::max<int64_t>(rows, 1);
+  const auto elem = static_cast<int64_t>(dtype_size(out.dtype()));
+  int64_t offset = 0;
+  for (const Tensor* part : parts) {
+    const int64_t width = rows > 0 ? part->numel() / rows : 0;
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(static_cast<char*>(out.data()) + (r * cols + offset) * elem,
+                  static_cast<const char*>(part->data()) + r * width * elem, width * elem);
+    offset += width;
+  }
+  DRIFT_CHECK(rows == 0 || offset == cols, "joined widths {} != columns {}", offset, cols);
 }
 
 void CpuBackend::gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) {

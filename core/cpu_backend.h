@@ -25,6 +25,7 @@ class CpuBackend final : public Backend {
   void silu_mul(const Tensor& gate_up, Tensor& out) override;
   void add_inplace(Tensor& x, const Tensor& y) override;
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
+  void join_columns(const std::vector<const Tensor*>& parts, Tensor& out) override;
   void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
   void copy(const Tensor& src, Tensor& dst) override;
   void silu_mul_pair(const Tensor& gate, const Tensor& up, Tensor& out) override;

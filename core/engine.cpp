@@ -51,10 +51,10 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
   const Device device = backend_ ? backend_->device() : Device::CPU;
   const DType dtype = backend_ ? backend_->compute_dtype() : DType::F32;
   void* stream = backend_ ? backend_->stream_handle() : nullptr;
-  plugins_ = std::make_unique<EnginePlugins>(
-      config, model,
-      EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype, stream, metrics_.prefix_cache},
-      install_services);
+  plugins_ = std::make_unique<EnginePlugins>(config, model,
+                                             EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype,
+                                                         stream, metrics_.prefix_cache, metrics_.draft_timing},
+                                             install_services);
   scheduler_->set_observer(plugins_.get());
 }
 
@@ -212,7 +212,7 @@ void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutpu
                                               seq.params, seq.seed, seq.output.size());
     accepted[c] = commit(seq, chunk, path);
   }
-  if (plugins_) plugins_->after_commit(scheduled, accepted);
+  if (plugins_) plugins_->after_commit(metrics_.steps, scheduled, accepted);
 }
 
 Tensor Engine::score(const std::vector<int32_t>& ids) {

@@ -14,6 +14,7 @@
 #include "core/backend.h"
 #include "core/cache_metrics.h"
 #include "core/config.h"
+#include "core/draft_timing.h"
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
 #include "core/model_config.h"
@@ -73,6 +74,7 @@ struct EngineMetrics {
   SpeculationStats speculation;                       // summed over requests (no per-step list)
   std::map<int32_t, int64_t> acceptance_histogram;    // tokens committed per decode step -> steps
   PrefixCacheMetrics prefix_cache;                    // zeros without a cache-manager plugin
+  DraftTiming draft_timing;                           // zeros without a draft-provider plugin
 };
 
 class Engine {

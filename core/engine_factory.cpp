@@ -14,6 +14,7 @@
 #include "core/model_weights.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/engine_plugins.h"
+#include "core/plugin/model_weight_service.h"
 #include "kernels/cpu/parallel.h"
 
 namespace drift {
@@ -156,6 +157,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
     engine->enable_plugins(config, model, special, [&backend_ref, runner_view, &model, &options](HostCallbacks& cb) {
       EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table};
       install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));
+      install_model_weight_service(cb, runner_view->weights());
     });
   }
   return engine;

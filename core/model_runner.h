@@ -27,6 +27,7 @@ class ModelRunner final : public ModelExecutor {
   void reorder_captured(const std::vector<int32_t>& rows) override;
 
   const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
   Backend& backend() { return backend_; }
   const std::vector<LayerKV>& kv_layers() const { return kv_; }
   const RopeFrequencies& rope() const { return rope_; }

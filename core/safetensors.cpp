@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,10 @@ const char* safetensors_dtype_name(DType dtype) {
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
     case DType::I32: return "I32";
+    case DType::I64:
+      return "I64";
+    case DType::Bool:
+      return "BOOL";
   }
   return "?";
 }
@@ -52,7 +57,9 @@ DType parse_dtype(const std::string& s, const std::string& tensor, const std::st
   if (s == "F16") return DType::F16;
   if (s == "BF16") return DType::BF16;
   if (s == "I32") return DType::I32;
-  fail("safetensors file '{}': tensor '{}' has unsupported dtype '{}' (supported: F32, F16, BF16, I32)",
+  if (s == "I64") return DType::I64;
+  if (s == "BOOL") return DType::Bool;
+  fail("safetensors file '{}': tensor '{}' has unsupported dtype '{}' (supported: F32, F16, BF16, I32, I64, BOOL)",
        file, tensor, s);
 }
 
@@ -379,6 +386,36 @@ Tensor to_f32(const TensorInfo& info) {
   }
   return out;
 }
+
+Tensor to_i32(const TensorInfo& info) {
+  Tensor out = Tensor::zeros(info.shape, DType::I32);
+  auto* dst = out.as<int32_t>();
+  const auto n = static_cast<size_t>(out.numel());
+  const auto* src = static_cast<const uint8_t*>(info.data);
+  switch (info.dtype) {
+    case DType::I32:
+      std::memcpy(dst, src, n * sizeof(int32_t));
+      break;
+    case DType::I64:
+      for (size_t i = 0; i < n; ++i) {
+        int64_t v;
+        std::memcpy(&v, src + 8 * i, 8);  // mapped data is only guaranteed byte-aligned
+        if (v < INT32_MIN || v > INT32_MAX)
+          fail("tensor '{}' in '{}': element {} = {} does not fit in int32", info.name, info.file, i, v);
+        dst[i] = static_cast<int32_t>(v);
+      }
+      break;
+    case DType::Bool:
+      for (size_t i = 0; i < n; ++i) dst[i] = src[i] != 0 ? 1 : 0;
+      break;
+    default:
+      fail("tensor '{}' in '{}' has dtype {}; only int32, int64 and bool convert to int32", info.name, info.file,
+           dtype_name(info.dtype));
+  }
+  return out;
+}
+
+bool is_integer_dtype(DType dtype) { return dtype == DType::I32 || dtype == DType::I64 || dtype == DType::Bool; }
 
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
                        const std::map<std::string, std::string>& metadata) {

@@ -78,6 +78,10 @@ class SafetensorsCheckpoint {
 
 // A host fp32 copy of a stored tensor (f32, f16 or bf16; other dtypes are an error).
 Tensor to_f32(const TensorInfo& info);
+// A host int32 copy of a stored integer tensor (i32, i64 whose values fit, or bool as 0/1; other
+// dtypes and out-of-range values are errors naming the tensor and the file).
+Tensor to_i32(const TensorInfo& info);
+bool is_integer_dtype(DType dtype);  // I32, I64 or Bool
 
 // Writes tensors (host memory, any of our dtypes) as one .safetensors file.
 void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,

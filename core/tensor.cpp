@@ -19,6 +19,10 @@ size_t dtype_size(DType dtype) {
     case DType::I32: return 4;
     case DType::F16: return 2;
     case DType::BF16: return 2;
+    case DType::I64:
+      return 8;
+    case DType::Bool:
+      return 1;
   }
   return 0;
 }
@@ -29,6 +33,10 @@ const char* dtype_name(DType dtype) {
     case DType::I32: return "int32";
     case DType::F16: return "float16";
     case DType::BF16: return "bfloat16";
+    case DType::I64:
+      return "int64";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }

@@ -9,7 +9,9 @@
 
 namespace drift {
 
-enum class DType : uint8_t { F32, F16, BF16, I32 };
+// I64 and Bool exist only as stored checkpoint dtypes (an EAGLE-3 head's d2t / t2d): no op takes
+// them; to_i32 (core/safetensors.h) reads them into I32.
+enum class DType : uint8_t { F32, F16, BF16, I32, I64, Bool };
 enum class Device : uint8_t { CPU, CUDA };
 
 size_t dtype_size(DType dtype);

@@ -378,6 +378,22 @@ void CudaBackend::split_columns(const Tensor& x, const std::vector<Tensor*>& out
   DRIFT_LAUNCHED("copy_columns");
 }
 
+// cudaMemcpy2DAsync places each part's rows at its column offset: a strided copy, no kernel.
+void CudaBackend::join_columns(const std::vector<const Tensor*>& parts, Tensor& out) {
+  const int64_t rows = out.dim(0), elem = static_cast<int64_t>(dtype_size(out.dtype()));
+  const int64_t row_bytes = rows > 0 ? out.nbytes() / rows : 0;
+  int64_t offset = 0;
+  for (const Tensor* part : parts) {
+    const int64_t width = rows > 0 ? part->nbytes() / rows : 0;
+    if (width > 0)
+      DRIFT_CUDA(cudaMemcpy2DAsync(static_cast<char*>(out.data()) + offset, row_bytes, part->data(), width, width, rows,
+                                   cudaMemcpyDeviceToDevice, stream_));
+    offset += width;
+  }
+  DRIFT_CHECK(rows == 0 || offset == row_bytes, "joined widths {} != columns {} of {}", offset / elem, row_bytes / elem,
+              out.shape_string());
+}
+
 void CudaBackend::gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) {
   const int64_t row_bytes = x.dim(1) * static_cast<int64_t>(dtype_size(x.dtype()));
   cuda::gather_rows(x.data(), device_ints(rows), static_cast<int64_t>(rows.size()), row_bytes, out.data(), stream_);

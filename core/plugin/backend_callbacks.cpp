@@ -208,6 +208,47 @@ drift_status_t top_k(const Rules& rules, const drift_tensor_t* x_arg, int32_t k,
   return DRIFT_OK;
 }
 
+drift_status_t add(const Rules& rules, const drift_tensor_t* x_arg, const drift_tensor_t* y_arg,
+                   drift_tensor_t* out_arg) {
+  const auto& x = rules.tensor("x", x_arg, rules.act_or_f32());
+  const auto& y = rules.tensor("y", y_arg, rules.act_or_f32());
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
+  expect_same_shape("y", y, "x", x);
+  expect_same_shape("out", out, "x", x);
+  expect_disjoint("out", out, "x", x, true);
+  expect_disjoint("out", out, "y", y, true);
+  Tensor out_view = view(out);
+  const bool out_is_y = out.data == y.data && tensor_numel(out) > 0;
+  if (out.data != x.data && !out_is_y) rules.backend.convert(view(x), out_view);
+  rules.backend.add_inplace(out_view, out_is_y ? view(x) : view(y));
+  return DRIFT_OK;
+}
+
+drift_status_t concat(const Rules& rules, const drift_tensor_t* const* parts, size_t num_parts,
+                      drift_tensor_t* out_arg) {
+  const auto& out = rules.tensor("out", out_arg, rules.act_or_f32());
+  if (num_parts == 0 || !parts) invalid("parts is NULL or num_parts is 0");
+  if (out.ndim < 1) invalid("out has shape {}, expected [..., width]", shape_of(out));
+  std::vector<Tensor> views;
+  int64_t width = 0;
+  for (size_t i = 0; i < num_parts; ++i) {
+    const std::string name = fmt::format("parts[{}]", i);
+    const auto& part = rules.tensor(name.c_str(), parts[i], DTypeSet(out.dtype));
+    if (part.ndim != out.ndim || !std::equal(part.shape, part.shape + part.ndim - 1, out.shape))
+      invalid("{} has shape {}, expected out's leading dimensions ({})", name, shape_of(part), shape_of(out));
+    expect_disjoint("out", out, name.c_str(), part, false);
+    width += last_dim(part);
+    views.push_back(view(part, {leading_numel(part), last_dim(part)}));
+  }
+  if (width != last_dim(out))
+    invalid("the parts are {} wide together, out {} is {}", width, shape_of(out), last_dim(out));
+  std::vector<const Tensor*> pointers;
+  for (const Tensor& v : views) pointers.push_back(&v);
+  Tensor out_view = view(out, {leading_numel(out), last_dim(out)});
+  rules.backend.join_columns(pointers, out_view);
+  return DRIFT_OK;
+}
+
 // ---- attention ---------------------------------------------------------------------------------
 
 struct PagedSource {
@@ -333,14 +374,19 @@ drift_status_t attention(const Rules& rules, const std::optional<EngineKvAccess>
   meta.block_tables = {table};
   meta.kv_len.resize(n_q);
   if (args->mask) {
-    // The mask alone decides: every query spans all n_kv positions, bit j = mask[i, j].
-    meta.mask_words = std::max<int64_t>(1, (n_kv + 63) / 64);
-    meta.mask_start.assign(n_q, 0);
+    // The mask decides: every query spans all n_kv positions; the first `offset` are visible to
+    // all (1.2's mask_offset), bit j of the rest = mask[i, j].
+    const int64_t offset = DRIFT_HAS_FIELD(args, drift_attention_args_t, mask_offset) ? args->mask_offset : 0;
+    if (offset < 0 || offset > n_kv)
+      invalid("args->mask_offset = {} is outside 0..{} (the attended positions)", offset, n_kv);
+    const int64_t width = n_kv - offset;
+    meta.mask_words = std::max<int64_t>(1, (width + 63) / 64);
+    meta.mask_start.assign(n_q, static_cast<int32_t>(offset));
     meta.mask.assign(n_q * meta.mask_words, 0);
     for (int64_t i = 0; i < n_q; ++i) {
       meta.kv_len[i] = static_cast<int32_t>(n_kv);
-      for (int64_t j = 0; j < n_kv; ++j)
-        if (args->mask[i * n_kv + j]) meta.mask[i * meta.mask_words + j / 64] |= uint64_t{1} << (j % 64);
+      for (int64_t j = 0; j < width; ++j)
+        if (args->mask[i * width + j]) meta.mask[i * meta.mask_words + j / 64] |= uint64_t{1} << (j % 64);
     }
   } else {
     // Causal by position: the attended positions <= q_positions[i]. Pages are in position
@@ -364,21 +410,6 @@ drift_status_t attention(const Rules& rules, const std::optional<EngineKvAccess>
 // address, until tensor_free. The plugin context already refuses to free what it was not given.
 using DeviceTensors = std::unordered_map<void*, Tensor>;
 
-drift_tensor_t describe(Tensor& t) {
-  drift_tensor_t out{};
-  out.data = t.data();
-  out.dtype = to_drift_dtype(t.dtype());
-  out.device = to_drift_device(t.device());
-  out.ndim = static_cast<int32_t>(t.ndim());
-  int64_t stride = 1;
-  for (int32_t d = out.ndim - 1; d >= 0; --d) {
-    out.shape[d] = t.dim(d);
-    out.strides[d] = stride;
-    stride *= t.dim(d);
-  }
-  return out;
-}
-
 drift_status_t alloc(const Rules& rules, DeviceTensors& live, int32_t dtype, std::span<const int64_t> shape,
                      drift_tensor_t* out) {
   if (drift_dtype_size(dtype) == 0) invalid("unknown dtype {}", dtype);
@@ -393,7 +424,7 @@ drift_status_t alloc(const Rules& rules, DeviceTensors& live, int32_t dtype, std
     refuse(DRIFT_ERROR_OUT_OF_MEMORY, "no device memory for a {} tensor of shape [{}]", dtype_label(dtype),
            fmt::join(shape, ", "));
   }
-  *out = describe(t);
+  *out = describe_tensor(t);
   live.emplace(t.data(), std::move(t));
   return DRIFT_OK;
 }
@@ -434,7 +465,8 @@ drift_status_t copy(const Rules& rules, const drift_tensor_t* src, drift_tensor_
   return DRIFT_OK;
 }
 
-// Each tensor converted to fp32 on the host, then to the backend's compute dtype on its device.
+// Each tensor converted to fp32 on the host, then to the backend's compute dtype on its device;
+// integer and bool tensors to I32.
 drift_status_t load(const Rules& rules, DeviceTensors& live, const std::string& path,
                     std::span<const char* const> names, drift_tensor_t* out) {
   std::error_code ec;
@@ -453,15 +485,18 @@ drift_status_t load(const Rules& rules, DeviceTensors& live, const std::string& 
   size_t done = 0;
   try {
     for (; done < names.size(); ++done) {
-      Tensor host = to_f32(checkpoint.get(names[done]));
+      const TensorInfo& info = checkpoint.get(names[done]);
+      const bool integer = is_integer_dtype(info.dtype);
+      Tensor host = integer ? to_i32(info) : to_f32(info);
       drift_tensor_t t{};
       if (rules.device == DRIFT_DEVICE_CPU) {
-        const drift_status_t status = alloc_host_tensor(DRIFT_DTYPE_F32, host.shape(), &t);
+        const drift_status_t status = alloc_host_tensor(to_drift_dtype(host.dtype()), host.shape(), &t);
         if (status != DRIFT_OK) refuse(status, "cannot allocate tensor '{}' {}", names[done], host.shape_string());
         if (host.nbytes() > 0) std::memcpy(t.data, host.data(), host.nbytes());
       } else {
-        Tensor device = rules.backend.upload(host);
-        t = describe(device);
+        Tensor device = integer ? rules.backend.alloc(host.shape(), DType::I32) : rules.backend.upload(host);
+        if (integer && host.nbytes() > 0) rules.backend.copy(host, device);
+        t = describe_tensor(device);
         live.emplace(device.data(), std::move(device));
       }
       out[done] = t;
@@ -545,6 +580,12 @@ void install(HostCallbacks& c, Backend& backend, const ModelConfig& model, const
   };
   c.top_k = [rules](void*, const T* x, int32_t k, T* values, T* indices) {
     return guarded("top_k", [&] { return top_k(*rules, x, k, values, indices); });
+  };
+  c.add = [rules](void*, const T* x, const T* y, T* out) {
+    return guarded("add", [&] { return drift::add(*rules, x, y, out); });
+  };
+  c.concat = [rules](void*, const T* const* parts, size_t n, T* out) {
+    return guarded("concat", [&] { return drift::concat(*rules, parts, n, out); });
   };
 }
 

@@ -1,6 +1,7 @@
 #include "core/plugin/engine_plugins.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/error.h"
 #include "core/plugin/host_services.h"
@@ -26,7 +27,8 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
       executor_(parts.executor),
       stream_(parts.stream),
       state_(parts.lookup, parts.kv, parts.scheduler, parts.executor),
-      cache_metrics_(parts.cache_metrics) {
+      cache_metrics_(parts.cache_metrics),
+      draft_timing_(parts.draft_timing) {
   state_.install(host_.callbacks());
   host_.callbacks().release_page = [this](drift_page_id_t page) { evicted({page}); };
   if (install_services) install_services(host_.callbacks());
@@ -67,6 +69,8 @@ RequestInfo EnginePlugins::request_info(const Sequence& seq) {
   info.temperature = seq.params.temperature;
   info.resumed = resumed_.count(seq.id) > 0;
   info.cache_salt = seq.params.cache_salt;
+  info.speculates = seq.speculate;
+  info.draft_provider = seq.draft_provider;
   return info;
 }
 
@@ -130,7 +134,25 @@ void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& schedule
     (view.full ? speculation_.full_views : speculation_.partial_views)++;
 }
 
-void EnginePlugins::after_commit(const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted) {
+void EnginePlugins::after_commit(int64_t step, const SchedulerOutput& scheduled,
+                                 const std::vector<std::vector<int32_t>>& accepted) {
+  keep_committed_rows(scheduled, accepted);
+  std::vector<ForwardRows> rows;
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
+    const Sequence& seq = *chunk.seq;
+    if (seq.finished() || !started_.count(seq.id)) continue;
+    const int64_t count = chunk.draft.empty() ? chunk.count : 1 + static_cast<int64_t>(accepted[c].size());
+    rows.push_back({seq.id, chunk.start, count, seq.total_len()});
+  }
+  if (rows.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  host_.target_forward(StepInfo{step, stream_}, rows);
+  draft_timing_.forward_hook_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void EnginePlugins::keep_committed_rows(const SchedulerOutput& scheduled,
+                                        const std::vector<std::vector<int32_t>>& accepted) {
   // Rows only address captured hidden states: without capture layers there is nothing to keep.
   if (state_.capture_layers().empty()) return;
   std::vector<int32_t> rows;  // row i of the reordered capture = old row rows[i]
@@ -151,7 +173,10 @@ void EnginePlugins::after_commit(const SchedulerOutput& scheduled, const std::ve
 }
 
 std::vector<DraftTree> EnginePlugins::propose(int64_t step, std::span<const DraftRequest> requests) {
+  const auto start = std::chrono::steady_clock::now();
   std::vector<DraftTree> trees = host_.propose(StepInfo{step, stream_}, requests);
+  draft_timing_.propose_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  draft_timing_.propose_calls++;
   for (const DraftTree& tree : trees) {
     speculation_.proposals += tree.empty() ? 0 : 1;
     speculation_.draft_tokens += static_cast<int64_t>(tree.size());

@@ -15,6 +15,7 @@
 
 #include "core/cache_metrics.h"
 #include "core/config.h"
+#include "core/draft_timing.h"
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
 #include "core/model_config.h"
@@ -44,6 +45,7 @@ struct EngineParts {
   DType activation_dtype = DType::F32;  // and in which dtype
   void* stream = nullptr;               // the backend's stream, handed to hooks (nullptr on the CPU)
   PrefixCacheMetrics& cache_metrics;    // the engine's, kept up to date here
+  DraftTiming& draft_timing;            // likewise
 };
 
 class EnginePlugins final : public SchedulerObserver {
@@ -81,8 +83,9 @@ class EnginePlugins final : public SchedulerObserver {
   void after_forward(const SchedulerOutput& scheduled) { state_.record_forward(scheduled); }
   // The step's commits are done; `accepted[i]` holds the accepted nodes of chunk i (empty for a
   // chunk without a draft). A verified sequence's hidden-state rows become its root's and its
-  // accepted nodes', in position order -- what on_propose reads, as for a plain decode step.
-  void after_commit(const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted);
+  // accepted nodes', in position order -- what on_target_forward and on_propose read, as for a
+  // plain decode step. Then on_target_forward for the sequences still running.
+  void after_commit(int64_t step, const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted);
   // A forward outside the step loop (scoring) overwrote the captures.
   void forget_forward() { state_.forget_forward(); }
   // Tokens committed to `seq` this step: on_accept, then on_rewind when `rewound` draft
@@ -94,6 +97,7 @@ class EnginePlugins final : public SchedulerObserver {
 
  private:
   RequestInfo request_info(const Sequence& seq);
+  void keep_committed_rows(const SchedulerOutput& scheduled, const std::vector<std::vector<int32_t>>& accepted);
   void release(const std::vector<drift_page_id_t>& pages);
   // Pages cache managers gave back while the engine runs: released and counted as evictions.
   int64_t evicted(const std::vector<drift_page_id_t>& pages);
@@ -110,6 +114,7 @@ class EnginePlugins final : public SchedulerObserver {
   std::map<int64_t, bool> resumed_;            // preempted requests, re-admitted as "resumed"
   SpeculationMetrics speculation_;
   PrefixCacheMetrics& cache_metrics_;
+  DraftTiming& draft_timing_;
 };
 
 }  // namespace drift

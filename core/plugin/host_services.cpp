@@ -55,6 +55,9 @@ drift_status_t get_bool(void* ctx, const char* key, bool* out) {
 drift_status_t get_string(void* ctx, const char* key, char* buf, size_t cap, size_t* len) {
   return context_of(ctx).settings().get_string(key, buf, cap, len);
 }
+drift_status_t get_path(void* ctx, const char* key, char* buf, size_t cap, size_t* len) {
+  return context_of(ctx).settings().get_path(key, buf, cap, len);
+}
 
 const drift_model_info_t* model_info(void* ctx) { return &context_of(ctx).state().model_info; }
 
@@ -171,12 +174,16 @@ void fill_table(drift_host_api_t& api, PluginContext* ctx) {
   DRIFT_FORWARD(api, softmax);
   DRIFT_FORWARD(api, top_k);
   api.release_pages = &release_pages;
+  DRIFT_FORWARD(api, add);
+  DRIFT_FORWARD(api, concat);
+  DRIFT_FORWARD(api, model_weight);
+  api.get_setting_path = &get_path;
 }
 
 }  // namespace
 
-PluginContext::PluginContext(std::string name, const std::string& settings_toml, HostState* state)
-    : name_(std::move(name)), settings_(name_, settings_toml), state_(state) {
+PluginContext::PluginContext(std::string name, const std::string& settings_toml, HostState* state, std::string base_dir)
+    : name_(std::move(name)), settings_(name_, settings_toml, std::move(base_dir)), state_(state) {
   fill_table(api_, this);
 }
 
@@ -194,6 +201,7 @@ void PluginContext::log(int32_t level, const char* message) const {
   static constexpr spdlog::level::level_enum levels[] = {
       spdlog::level::debug, spdlog::level::info, spdlog::level::warn, spdlog::level::err};
   auto lvl = levels[std::clamp<int32_t>(level, DRIFT_LOG_DEBUG, DRIFT_LOG_ERROR)];
+  if (level >= DRIFT_LOG_ERROR) last_error_ = message ? message : "";
   spdlog::log(lvl, "[plugin {}] {}", name_, message ? message : "(null)");
 }
 
@@ -203,6 +211,9 @@ int32_t to_drift_dtype(DType dtype) {
     case DType::F16: return DRIFT_DTYPE_F16;
     case DType::BF16: return DRIFT_DTYPE_BF16;
     case DType::I32: return DRIFT_DTYPE_I32;
+    case DType::I64:
+    case DType::Bool:
+      return -1;  // checkpoint-only dtypes, never handed to plugins
   }
   return -1;
 }

@@ -61,6 +61,10 @@ struct HostCallbacks {
   std::function<drift_status_t(void*, const T* gate, const T* up, T* out)> silu_mul;
   std::function<drift_status_t(void*, const T* x, float temperature, T* out)> softmax;
   std::function<drift_status_t(void*, const T* x, int32_t k, T* values, T* indices)> top_k;
+  // 1.2
+  std::function<drift_status_t(void*, const T* x, const T* y, T* out)> add;
+  std::function<drift_status_t(void*, const T* const* parts, size_t num_parts, T* out)> concat;
+  std::function<drift_status_t(const char* name, T* out)> model_weight;
 };
 
 // State shared by every plugin of one PluginHost.
@@ -82,12 +86,14 @@ drift_model_info_t make_model_info(const ModelConfig& config, const SpecialToken
 drift_status_t alloc_host_tensor(int32_t dtype, std::span<const int64_t> shape,
                                  drift_tensor_t* out);
 size_t drift_dtype_size(int32_t dtype);  // 0 for unknown dtypes
+// A drift_tensor_t describing `t` (row-major strides), e.g. a view of an engine tensor.
+drift_tensor_t describe_tensor(const Tensor& t);
 int64_t tensor_numel(const drift_tensor_t& tensor);
 
 class PluginContext {
  public:
   // Throws DriftError when the settings do not parse.
-  PluginContext(std::string name, const std::string& settings_toml, HostState* state);
+  PluginContext(std::string name, const std::string& settings_toml, HostState* state, std::string base_dir = "");
   ~PluginContext();  // frees (and logs) tensors the plugin leaked
   PluginContext(const PluginContext&) = delete;
   PluginContext& operator=(const PluginContext&) = delete;
@@ -97,6 +103,8 @@ class PluginContext {
   const PluginSettings& settings() const { return settings_; }
   HostState& state() const { return *state_; }
   void log(int32_t level, const char* message) const;
+  // The last message the plugin logged at DRIFT_LOG_ERROR ("" when none).
+  const std::string& last_error() const { return last_error_; }
 
   // Tensor bookkeeping, so a plugin can only free what it was given and leaks are visible.
   void track(const drift_tensor_t& tensor) { live_tensors_.insert(tensor.data); }
@@ -114,6 +122,7 @@ class PluginContext {
   HostState* state_;
   std::unordered_set<void*> live_tensors_;
   PageReleaser page_releaser_;
+  mutable std::string last_error_;
   drift_host_api_t api_{};
 };
 

@@ -47,4 +47,19 @@ drift_status_t alloc_host_tensor(int32_t dtype, std::span<const int64_t> shape,
   return DRIFT_OK;
 }
 
+drift_tensor_t describe_tensor(const Tensor& t) {
+  drift_tensor_t out{};
+  out.data = const_cast<void*>(t.data());
+  out.dtype = to_drift_dtype(t.dtype());
+  out.device = to_drift_device(t.device());
+  out.ndim = static_cast<int32_t>(t.ndim());
+  int64_t stride = 1;
+  for (int32_t d = out.ndim - 1; d >= 0; --d) {
+    out.shape[d] = t.dim(d);
+    out.strides[d] = stride;
+    stride *= t.dim(d);
+  }
+  return out;
+}
+
 }  // namespace drift

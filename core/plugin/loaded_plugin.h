@@ -47,6 +47,7 @@ inline drift_request_info_t to_c(const RequestInfo& r) {
   c.temperature = r.temperature;
   c.resumed = r.resumed;
   c.cache_salt = r.cache_salt.c_str();
+  c.provides_drafts = false;  // per plugin: PluginHost::request_start sets it
   return c;
 }
 

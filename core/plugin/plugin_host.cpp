@@ -76,7 +76,9 @@ void declare_needs(LoadedPlugin& p, int64_t num_layers) {
 void create_instance(LoadedPlugin& p, const std::string& settings, int64_t num_layers) {
   if (auto why = guarded_call([&] { return p.desc.create(p.context->api(), settings.c_str(), &p.instance); })) {
     p.instance = nullptr;  // a failed create owns nothing; destroy is not called
-    fail("create {}", *why);
+    // What the plugin logged as an error while creating is the reason a user needs to read.
+    const std::string& said = p.context->last_error();
+    fail("create {}{}", *why, said.empty() ? "" : ": " + said);
   }
   try {
     declare_needs(p, num_layers);
@@ -100,7 +102,7 @@ PluginHost::PluginHost(HostCallbacks callbacks) : state_(std::make_unique<HostSt
   state_->model_info.bos_token_id = -1;
   full_policy_ = std::make_unique<LoadedPlugin>();
   full_policy_->info.name = "full";
-  load_one_into(*full_policy_, PluginEntry{"full", "", ""});
+  load_one_into(*full_policy_, PluginEntry{"full", "", "", false, ""});
   verification_ = full_policy_.get();
 }
 
@@ -132,7 +134,7 @@ void PluginHost::load_all(const std::vector<PluginEntry>& entries) {
 
 void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
   try {
-    p.context = std::make_unique<PluginContext>(p.info.name, entry.settings_toml, state_.get());
+    p.context = std::make_unique<PluginContext>(p.info.name, entry.settings_toml, state_.get(), entry.base_dir);
     p.context->set_page_releaser([this, &p](std::span<const drift_page_id_t> pages) { return release_held(p, pages); });
     const drift_plugin_t* raw = open_descriptor(entry, p);
     p.desc = adopt_descriptor(raw, p.info.path);
@@ -244,12 +246,19 @@ bool PluginHost::call_for(LoadedPlugin& p, const char* hook, drift_seq_id_t seq,
   return !why;
 }
 
+bool PluginHost::provides_drafts(const LoadedPlugin& p, const RequestInfo& request) const {
+  if (!request.speculates || !p.is(DRIFT_KIND_DRAFT_PROVIDER)) return false;
+  return request.draft_provider.empty() ? &p == draft_provider_ : p.info.name == request.draft_provider;
+}
+
 void PluginHost::request_start(const RequestInfo& request) {
   drift_request_info_t info = to_c(request);
   for (auto& p : plugins_)
-    if (p->usable_for(request.seq) && p->desc.on_request_start)
+    if (p->usable_for(request.seq) && p->desc.on_request_start) {
+      info.provides_drafts = provides_drafts(*p, request);
       call_for(*p, "on_request_start", request.seq,
                [&] { return p->desc.on_request_start(p->instance, &info); });
+    }
 }
 
 void PluginHost::request_finish(drift_seq_id_t seq, HookFinishReason reason) {

@@ -74,6 +74,9 @@ class PluginHost {
   // discarded. Call accept before rewind.
   void accept(drift_seq_id_t seq, std::span<const drift_token_t> tokens);
   void rewind(drift_seq_id_t seq, int64_t n);
+  // After the step's commits: each plugin with on_target_forward gets the rows of the sequences
+  // it is still enabled for (one batch call per plugin; a row's status fails that sequence).
+  void target_forward(const StepInfo& step, std::span<const ForwardRows> rows);
 
   // ---- Speculation: the selected draft provider / verification policy -------------------
   // One tree per request, same order; empty for sequences without a draft. Each request goes to
@@ -110,6 +113,8 @@ class PluginHost {
  private:
   void load_one_into(LoadedPlugin& plugin, const PluginEntry& entry);
   LoadedPlugin* find(const std::string& name) const;
+  // Whether `p` drafts for the request (it is the request's draft provider and it speculates).
+  bool provides_drafts(const LoadedPlugin& p, const RequestInfo& request) const;
   void fallback(LoadedPlugin& plugin, const char* hook, std::span<const drift_seq_id_t> seqs,
                 const std::string& reason);
   std::vector<drift_page_id_t> disable(LoadedPlugin& plugin, const char* hook,

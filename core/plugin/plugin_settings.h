@@ -14,7 +14,8 @@ namespace drift {
 class PluginSettings {
  public:
   // Throws DriftError "settings of plugin '<name>': <parse error>".
-  PluginSettings(const std::string& plugin_name, const std::string& toml_text);
+  // Relative paths in get_path resolve against base_dir (the config file's folder; "" = as given).
+  PluginSettings(const std::string& plugin_name, const std::string& toml_text, std::string base_dir = "");
   ~PluginSettings();
   PluginSettings(PluginSettings&&) noexcept;
 
@@ -25,6 +26,8 @@ class PluginSettings {
   drift_status_t get_bool(const char* key, bool* out) const;
   // Copies at most cap-1 bytes plus NUL; *len gets the full length (so callers can retry).
   drift_status_t get_string(const char* key, char* buf, size_t cap, size_t* len) const;
+  // A string naming a file or folder, relative ones resolved against base_dir.
+  drift_status_t get_path(const char* key, char* buf, size_t cap, size_t* len) const;
 
  private:
   struct Impl;

@@ -30,6 +30,8 @@ struct RequestInfo {
   double temperature = 0.0;
   bool resumed = false;
   std::string cache_salt;                 // "" when none (SamplingParams::cache_salt)
+  bool speculates = false;                // the request asks a draft provider for drafts
+  std::string draft_provider;             // which one: an entry name, "" = [speculative]'s
 };
 
 struct StepInfo {
@@ -41,6 +43,14 @@ struct DraftRequest {
   drift_seq_id_t seq = 0;
   int32_t budget = 0;      // max draft nodes for this sequence this step
   std::string provider;    // the draft provider's entry name; "" = [speculative]'s
+};
+
+// One sequence's hidden-state rows in the forward that just ran (on_target_forward).
+struct ForwardRows {
+  drift_seq_id_t seq = 0;
+  int64_t first_position = 0;
+  int64_t num_rows = 0;
+  int64_t num_tokens = 0;  // prompt + committed output tokens
 };
 
 struct KvViewRequest {

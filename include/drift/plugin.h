@@ -1,9 +1,14 @@
 /*
- * drift/plugin.h -- DriftEngine plugin ABI, version 1.1.
+ * drift/plugin.h -- DriftEngine plugin ABI, version 1.2.
  *
  * History (minors only append): 1.0 the first release. 1.1 drift_request_info_t.cache_salt (a
  * request's cache isolation key) and host->release_pages (a cache manager hands pages back on
- * its own, e.g. to stay under its capacity).
+ * its own, e.g. to stay under its capacity). 1.2 what a draft model needs (EAGLE-3): the hook
+ * on_target_forward (every target forward's hidden-state rows, prefill chunks included),
+ * drift_request_info_t.provides_drafts, the services add, concat, model_weight and
+ * get_setting_path,
+ * drift_attention_args_t.mask_offset (a tree mask over a visible prefix), and integer
+ * checkpoint tensors in load_safetensors (as I32).
  *
  * The ONE header a plugin author needs. Pure C99 (stdint, stddef, stdbool only); compiles as C
  * and as C++ with -Wall -Wextra -Werror -pedantic. A plugin is a shared object exporting one
@@ -40,6 +45,8 @@
  *             -> target forward
  *             -> on_accept (committed tokens, >= 1) -> on_rewind (only when n > 0)
  *             -> on_pages_full (cache managers, pages that became full and committed)
+ *             -> on_target_forward (1.2; once per step, every sequence of the forward still
+ *                running) -> on_propose of the next step follows right after it
  *   any time between steps: on_evict (cache managers, when the host needs pages)
  *   end:      on_request_finish (reason says stop/length/abort/preempted)
  *   unload:   destroy
@@ -77,7 +84,7 @@ extern "C" {
 #endif
 
 #define DRIFT_ABI_MAJOR 1
-#define DRIFT_ABI_MINOR 1
+#define DRIFT_ABI_MINOR 2
 /* Packed version passed to the entry point: major in the high 16 bits. */
 #define DRIFT_ABI_VERSION ((uint32_t)((DRIFT_ABI_MAJOR << 16) | DRIFT_ABI_MINOR))
 #define DRIFT_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -183,6 +190,9 @@ typedef struct drift_request_info_t {
    * MUST only share pages between requests with identical salts, so one tenant never reads
    * another's KV. Requests that opted out of caching never reach a cache manager at all. */
   const char* cache_salt;
+  /* 1.2: this plugin is the request's draft provider and the request speculates (on_propose
+   * will be asked for it). A draft model can skip the work of following other requests. */
+  bool provides_drafts;
 } drift_request_info_t;
 
 typedef struct drift_step_t {
@@ -234,6 +244,20 @@ typedef struct drift_kv_view_t {
   drift_status_t status;        /* out: host presets DRIFT_OK; an error fails this sequence only */
 } drift_kv_view_t;
 
+/* 1.2. One sequence's rows of the target forward that just ran (on_target_forward). At this
+ * point host->hidden_states returns exactly these rows for the sequence: positions
+ * first_position .. first_position + num_rows - 1, in order -- a prefill chunk's tokens, or a
+ * decode / verify step's root and accepted nodes. Every row's NEXT token is known: position p is
+ * followed by tokens[p + 1] of host->sequence_tokens (p + 1 < num_tokens). */
+typedef struct drift_forward_rows_t {
+  uint32_t struct_size;
+  drift_seq_id_t seq_id;        /* in */
+  int64_t first_position;       /* in */
+  int64_t num_rows;             /* in */
+  int64_t num_tokens;           /* in: prompt + committed output tokens after this step */
+  drift_status_t status;        /* out: host presets DRIFT_OK; an error fails this sequence only */
+} drift_forward_rows_t;
+
 /* Pages of one sequence that just became full and committed (KV final), offered for caching. */
 typedef struct drift_full_pages_t {
   uint32_t struct_size;
@@ -255,9 +279,12 @@ typedef struct drift_page_info_t {
 } drift_page_info_t;
 
 /* Attention through host->attention. Either the plugin's own contiguous K/V (k, v non-NULL,
- * e.g. a draft head's cache) or the engine's paged KV of seq_id at `layer` (k, v NULL),
- * restricted to `pages` when num_pages > 0. mask (optional, [n_q, n_kv], 1 = may attend) gives
- * a tree mask; without one attention is causal by position. */
+ * e.g. a draft head's cache; row j holds position j) or the engine's paged KV of seq_id at
+ * `layer` (k, v NULL), restricted to `pages` when num_pages > 0. mask (optional, [n_q, n_kv],
+ * 1 = may attend) gives a tree mask; without one attention is causal by position (query i sees
+ * positions <= q_positions[i]). 1.2: with a mask and mask_offset > 0, the first mask_offset
+ * attended positions are visible to every query and mask is [n_q, n_kv - mask_offset] over the
+ * rest -- a draft tree over a committed prefix, without a mask row as long as the context. */
 typedef struct drift_attention_args_t {
   uint32_t struct_size;
   const drift_tensor_t* q;           /* [n_q, num_heads, head_dim] */
@@ -271,6 +298,7 @@ typedef struct drift_attention_args_t {
   int32_t num_pages;
   float scale;                       /* 0: 1/sqrt(head_dim) */
   drift_tensor_t* out;               /* [n_q, num_heads, head_dim] */
+  int64_t mask_offset;               /* 1.2: see above; 0 = the mask covers every position */
 } drift_attention_args_t;
 
 /* ---- Host services ------------------------------------------------------------------------- */
@@ -306,7 +334,8 @@ typedef struct drift_host_api_t {
   drift_status_t (*tensor_copy)(void* ctx, void* stream, const drift_tensor_t* src,
                                 drift_tensor_t* dst);
   /* Loads the named tensors of a safetensors checkpoint (a file, or a directory with an index)
-   * into new tensors on the engine device, converted to the activation dtype. */
+   * into new tensors on the engine device: floating-point tensors converted to the activation
+   * dtype, integer and bool tensors (1.2) to I32 (each value must fit; bool as 0/1). */
   drift_status_t (*load_safetensors)(void* ctx, const char* path, const char* const* names,
                                      size_t num_names, drift_tensor_t* out);
 
@@ -366,6 +395,25 @@ typedef struct drift_host_api_t {
    * (read-only) or on_evict (answer through its output): DRIFT_ERROR_INVALID_ARGUMENT there.
    * A page a running sequence still uses stays alive for that sequence. */
   drift_status_t (*release_pages)(void* ctx, const drift_page_id_t* pages, int32_t num_pages);
+
+  /* 1.2. Compute for draft models, ordered on `stream` like the primitives above. */
+  /* out = x + y elementwise (same shapes; activation dtype or F32 each); out may be x or y. */
+  drift_status_t (*add)(void* ctx, void* stream, const drift_tensor_t* x, const drift_tensor_t* y,
+                        drift_tensor_t* out);
+  /* out = the parts side by side along the last dimension: parts[i] [..., w_i] with the same
+   * leading dimensions and dtype as out [..., sum of w_i]. out overlaps no part. */
+  drift_status_t (*concat)(void* ctx, void* stream, const drift_tensor_t* const* parts, size_t num_parts,
+                           drift_tensor_t* out);
+  /* 1.2. A view of one of the target model's weights, by its checkpoint name, valid until the
+   * plugin is destroyed: "model.embed_tokens.weight" [vocab, hidden], "lm_head.weight" [vocab,
+   * hidden] (the embedding when the model ties them), "model.norm.weight" [hidden]; activation
+   * dtype, engine device. READ-ONLY: a plugin MUST NOT write through it. Other names:
+   * DRIFT_ERROR_NOT_FOUND. A draft head without its own embedding or head shares the target's. */
+  drift_status_t (*model_weight)(void* ctx, const char* name, drift_tensor_t* out);
+  /* 1.2. get_setting_string for a setting that names a file or folder: a relative path comes
+   * back resolved against the folder of the config file that holds it (unchanged when the
+   * config did not come from a file). */
+  drift_status_t (*get_setting_path)(void* ctx, const char* key, char* buf, size_t cap, size_t* len);
 } drift_host_api_t;
 
 /* ---- The plugin descriptor ------------------------------------------------------------------ */
@@ -432,6 +480,18 @@ typedef struct drift_plugin_t {
    * and all its pages are taken back, so a hoarding cache never stalls the engine. */
   drift_status_t (*on_evict)(void* instance, int32_t wanted, drift_page_id_t* released,
                              int32_t max_released, int32_t* num_released);
+
+  /* 1.2, optional, any kind. Once per engine step, after the forward's commits (on_accept,
+   * on_rewind, on_pages_full) and before the next on_propose: the sequences of that forward
+   * that are still running and that this plugin follows (started, not failed), with the rows
+   * host->hidden_states now returns for each (drift_forward_rows_t). A draft model conditioned
+   * on the target's hidden states (EAGLE-3) extends its own state here: every position of a
+   * request reaches it exactly once, prefill chunks included, except positions whose KV came
+   * from a cache manager (num_cached_tokens) and never ran through the target. MAY run work on
+   * step->stream. A batch hook: an error fails every sequence of the call; set a row's status
+   * to fail one. */
+  drift_status_t (*on_target_forward)(void* instance, const drift_step_t* step,
+                                      drift_forward_rows_t* const* rows, size_t num_rows);
   /* Fields appended in later 1.x minors go here. */
 } drift_plugin_t;
 

@@ -81,7 +81,7 @@ inline RequestInfo request(drift_seq_id_t seq, std::span<const drift_token_t> to
 
 inline PluginEntry entry(const std::string& name, const std::string& path,
                          const std::string& settings = "") {
-  return PluginEntry{name, path, settings};
+  return PluginEntry{name, path, settings, false, ""};
 }
 
 // Calls of `hook` for `seq` (-1: any) the test plugin `name` has seen.

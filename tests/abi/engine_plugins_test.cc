@@ -205,7 +205,7 @@ TEST(EnginePlugins, HostServicesDescribeTheRunTruthfully) {
     std::smatch m;
     if (std::regex_match(line, m, std::regex(R"(check (\w+) seq=\d+ ok)"))) passed[m[1]]++;
   }
-  for (const char* check : {"layer0", "lm_head", "attention", "page_info", "not_found", "views"})
+  for (const char* check : {"layer0", "lm_head", "attention", "page_info", "not_found", "views", "model_weight"})
     EXPECT_GT(passed[check], 0) << check;
   // Plugins see the special tokens the engine stops on (the tokenizer's).
   const SpecialTokens special = engine->tokenizer()->special_tokens();
@@ -299,6 +299,20 @@ std::vector<std::pair<int64_t, int64_t>> batch_entries(const std::string& line) 
   return out;
 }
 
+// "target_forward step=3 0:2@5/8 1:1@9/11" -> {seq, rows, first position, tokens, readable}.
+struct ForwardEntry {
+  int64_t seq, rows, first, tokens;
+  bool readable;
+};
+std::vector<ForwardEntry> forward_entries(const std::string& line) {
+  std::vector<ForwardEntry> out;
+  static const std::regex entry(R"( (\d+):(\d+)@(\d+)/(\d+)(!?))");
+  for (std::sregex_iterator it(line.begin(), line.end(), entry), end; it != end; ++it)
+    out.push_back({std::stoll((*it)[1]), std::stoll((*it)[2]), std::stoll((*it)[3]), std::stoll((*it)[4]),
+                   (*it)[5].length() == 0});
+  return out;
+}
+
 TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   const auto expected = plugin_free_outputs();
   const std::string log_path = make_temp_dir("drift-rec") + "/log.txt";
@@ -329,7 +343,9 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   // choose_kv_view (sequences verifying a draft proposed at the end of the last step: some of
   // those proposed for, unless preempted) -> forward -> accept (each of them, >= 1 token) ->
   // rewind (only right after its accept) -> pages_full -> propose (decode sequences, budget
-  // max_draft_tokens) for the next step.
+  // max_draft_tokens) for the next step, right after target_forward (every sequence of the
+  // forward still running: its rows follow on from the last ones, through the position before
+  // its last committed token exactly when the step committed tokens for it).
   std::map<int64_t, bool> started;
   std::map<int64_t, std::vector<int32_t>> accepted;
   std::map<int64_t, int64_t> next_block;
@@ -338,11 +354,31 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   std::vector<int64_t> proposed;
   std::set<int64_t> awaiting_accept;
   std::map<int64_t, std::string> last_hook;
-  int prefix_hits = 0, evictions = 0, proposals = 0;
+  std::map<int64_t, int64_t> next_position, prompt_length, committed_since;
+  std::string last_forward_step = "none";
+  int prefix_hits = 0, evictions = 0, proposals = 0, forwards = 0;
   for (const Event& e : events) {
     SCOPED_TRACE(e.raw);
     if (e.hook == "evict") ++evictions;
+    if (e.hook == "target_forward") {
+      for (const ForwardEntry& f : forward_entries(e.raw)) {
+        EXPECT_TRUE(started[f.seq]) << "target_forward for a request that is not running";
+        EXPECT_TRUE(f.readable) << "its hidden-state rows were not readable";
+        EXPECT_EQ(f.first, next_position[f.seq]) << "rows must follow on from the last forward's";
+        EXPECT_EQ(f.tokens, prompt_length[f.seq] + static_cast<int64_t>(accepted[f.seq].size()));
+        EXPECT_GT(f.rows, 0);
+        EXPECT_LE(f.first + f.rows, f.tokens - 1) << "every row has a next token";
+        EXPECT_EQ(f.first + f.rows == f.tokens - 1, committed_since[f.seq] > 0)
+            << "rows reach the last committed token's predecessor exactly when tokens were committed";
+        next_position[f.seq] = f.first + f.rows;
+        committed_since[f.seq] = 0;
+      }
+      last_forward_step = e.args.at("step");
+      ++forwards;
+      continue;
+    }
     if (e.hook == "propose") {
+      EXPECT_EQ(e.args.at("step"), last_forward_step) << "on_propose follows the same step's on_target_forward";
       EXPECT_TRUE(awaiting_accept.empty()) << "a sequence that verified a draft got no accept in its step";
       proposed.clear();
       for (auto [seq, budget] : batch_entries(e.raw)) {
@@ -379,11 +415,16 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
       EXPECT_EQ(e.args.at("resumed"), finishes[seq].empty() ? "0" : "1");
       resumed_starts[seq] += e.args.at("resumed") == "1";
       next_block[seq] = std::stoll(e.args.at("cached")) / 4;
+      next_position[seq] = std::stoll(e.args.at("cached"));  // cached positions never run
+      prompt_length[seq] = static_cast<int64_t>(kPrompts[seq].size());
+      committed_since[seq] = 0;
+      EXPECT_EQ(e.args.at("drafts"), "1") << "the recorder drafts for every request here";
     } else if (e.hook == "accept") {
       EXPECT_TRUE(started[seq]);
       const auto tokens = ids(e.args.at("tokens"));
       EXPECT_GE(tokens.size(), 1u);
       accepted[seq].insert(accepted[seq].end(), tokens.begin(), tokens.end());
+      committed_since[seq] += static_cast<int64_t>(tokens.size());
       awaiting_accept.erase(seq);
     } else if (e.hook == "rewind") {
       EXPECT_EQ(last_hook[seq], "accept") << "on_rewind comes right after the step's on_accept";
@@ -421,6 +462,7 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   }
   EXPECT_GT(preempted, 0) << "no request was preempted and resumed";
   EXPECT_GT(proposals, 0);
+  EXPECT_GT(forwards, proposals) << "prefill-only steps have a target_forward too";
   EXPECT_GT(prefix_hits, 0) << "request 1 shares request 0's first pages";
   EXPECT_GT(evictions, 0) << "the cache was never asked to give pages back";
 }
@@ -444,7 +486,10 @@ TEST(EnginePlugins, SwappingPluginsIsAConfigChange) {
     EXPECT_EQ(pclose(pipe), 0) << outputs[index];
     ++index;
   }
-  EXPECT_THAT(outputs[0], HasSubstr("plugin 'p' 1.0.0 (ABI 1.1, draft_provider,verification_policy,cache_manager) loaded from " DRIFT_ABI_PLUGIN_RECORDING));
+  EXPECT_THAT(
+      outputs[0],
+      HasSubstr("plugin 'p' 1.0.0 (ABI " + std::to_string(DRIFT_ABI_MAJOR) + "." + std::to_string(DRIFT_ABI_MINOR) +
+                ", draft_provider,verification_policy,cache_manager) loaded from " DRIFT_ABI_PLUGIN_RECORDING));
   EXPECT_THAT(outputs[1], HasSubstr("loaded from " DRIFT_ABI_PLUGIN_GOOD));
   std::ifstream log(dir + "/a.log");
   std::stringstream text;

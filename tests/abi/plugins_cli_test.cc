@@ -12,6 +12,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// The ABI version this header declares, as `plugins list` prints it.
+const std::string kAbi = std::to_string(DRIFT_ABI_MAJOR) + "." + std::to_string(DRIFT_ABI_MINOR);
+
 struct CliRun {
   int status = -1;
   std::string output;
@@ -38,9 +41,9 @@ TEST(PluginsCli, ListsNameVersionAbiKindsAndPath) {
   CliRun run = drift_cli(std::string("plugins list --plugin ") + DRIFT_ABI_PLUGIN_GOOD);
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("NAME  VERSION  ABI  KINDS"));
-  EXPECT_THAT(run.output, HasSubstr("good  1.2.3    1.1  draft_provider,verification_policy,cache_manager  " +
+  EXPECT_THAT(run.output, HasSubstr("good  1.2.3    " + kAbi + "  draft_provider,verification_policy,cache_manager  " +
                                     std::string(DRIFT_ABI_PLUGIN_GOOD)));
-  EXPECT_THAT(run.output, HasSubstr("full  builtin  1.1  verification_policy"));
+  EXPECT_THAT(run.output, HasSubstr("full  builtin  " + kAbi + "  verification_policy"));
   EXPECT_THAT(run.output, Not(HasSubstr("[fallback]")));  // the table carries the reasons
 }
 
@@ -49,7 +52,7 @@ TEST(PluginsCli, LoadErrorsPrintTheReasonAndFail) {
                       " --plugin /nonexistent/libx.so");
   EXPECT_NE(run.status, 0);
   EXPECT_THAT(run.output, HasSubstr("error: " + std::string(DRIFT_ABI_PLUGIN_WRONG_MAJOR) +
-                                    ": plugin ABI 2.3 is incompatible with the host's ABI 1.1"));
+                                    ": plugin ABI 2.3 is incompatible with the host's ABI " + kAbi));
   EXPECT_THAT(run.output, HasSubstr("error: plugin library not found: '/nonexistent/libx.so'"));
 }
 
@@ -68,7 +71,7 @@ TEST(PluginsCli, SwappingPluginsIsAConfigChange) {
   EXPECT_THAT(with_a.output, HasSubstr("abi_good  1.2.3"));
   EXPECT_THAT(with_a.output, Not(HasSubstr("recording")));
   EXPECT_EQ(with_b.status, 0) << with_b.output;
-  EXPECT_THAT(with_b.output, HasSubstr("rec   1.0.0    1.1"));
+  EXPECT_THAT(with_b.output, HasSubstr("rec   1.0.0    " + kAbi));
   EXPECT_THAT(with_b.output, Not(HasSubstr("abi_good")));
 }
 
@@ -77,18 +80,23 @@ TEST(PluginsCli, PluginsAreCreatedSeeingTheConfiguredModel) {
   // model_info it was given: in `plugins list` as in the engine.
   std::string dir = make_temp_dir("drift-cli-model");
   const std::string model = test_data_path("models/stories260K");
-  std::string config = write_config(dir, "probe.toml",
-                                    "schema_version = 1\n[model]\npath = \"" + model + "\"\n[[plugins]]\nname = \"probe\"\npath = \"" +
-                                        std::string(DRIFT_ABI_PLUGIN_SERVICE_PROBE) + "\"\n[plugins.probe]\nmodel_dir = \"" + model +
-                                        "\"\nlog_path = \"" + dir + "/probe.log\"\n");
+  std::string config =
+      write_config(dir, "probe.toml",
+                   "schema_version = 1\n[model]\npath = \"" + model + "\"\n[[plugins]]\nname = \"probe\"\npath = \"" +
+                       std::string(DRIFT_ABI_PLUGIN_SERVICE_PROBE) + "\"\n[plugins.probe]\nmodel_dir = \"" + model +
+                       "\"\nlog_path = \"" + dir + "/probe.log\"\nrelative = \"heads/h1\"\n");
   CliRun run = drift_cli("plugins list --config " + config);
   EXPECT_EQ(run.status, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("probe  1.0.0    1.1  draft_provider"));
+  EXPECT_THAT(run.output, HasSubstr("probe  1.0.0    " + kAbi + "  draft_provider"));
   std::ifstream log(dir + "/probe.log");
   std::string first_line;
   std::getline(log, first_line);
   EXPECT_EQ(first_line, "model_info bos=1 eos=2 layers=5 block=16 device=" + std::to_string(DRIFT_DEVICE_CPU) +
                             " dtype=" + std::to_string(DRIFT_DTYPE_F32));
+  // get_setting_path (ABI 1.2): a relative path setting comes back under the config's folder.
+  std::string second_line;
+  std::getline(log, second_line);
+  EXPECT_EQ(second_line, "setting_path " + dir + "/heads/h1");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-/* The recording plugin: all three kinds, every hook. Each call appends one text line with its
+/* The recording plugin: all three kinds, every hook (1.2 on_target_forward too). Each call appends one text line with its
  * arguments to a log the test reads through get_extension(DRIFT_TEST_RECORDING_EXT) -- and to
  * the file named by setting `log_path`, for engine-level tests that run the drift binary.
  *
@@ -172,9 +172,9 @@ static drift_status_t on_request_start(void* instance, const drift_request_info_
   snprintf(text, sizeof text, "request_start seq=%lld", (long long)r->seq_id);
   append(self, text);
   append_ids(self, "tokens", r->tokens, r->num_tokens);
-  snprintf(text, sizeof text, " prompt=%lld cached=%lld max_new=%lld resumed=%d",
+  snprintf(text, sizeof text, " prompt=%lld cached=%lld max_new=%lld resumed=%d drafts=%d",
            (long long)r->num_prompt_tokens, (long long)r->num_cached_tokens,
-           (long long)r->max_new_tokens, (int)r->resumed);
+           (long long)r->max_new_tokens, (int)r->resumed, (int)r->provides_drafts);
   line(self, text);
   return DRIFT_OK;
 }
@@ -224,6 +224,30 @@ static drift_status_t on_propose(void* instance, const drift_step_t* step,
     }
     tree->num_nodes = tree->budget;
     tree->has_probs = true;
+  }
+  line(self, "");
+  return DRIFT_OK;
+}
+
+/* "target_forward step=S seq:rows@first/tokens ...", checking that each row's hidden states
+ * are readable ("!" after an entry whose hidden_states call failed). */
+static drift_status_t on_target_forward(void* instance, const drift_step_t* step,
+                                        drift_forward_rows_t* const* rows, size_t n) {
+  instance_t* self = (instance_t*)instance;
+  const drift_model_info_t* m = self->host->model_info(self->host->ctx);
+  char text[96];
+  size_t i;
+  snprintf(text, sizeof text, "target_forward step=%lld", (long long)step->step);
+  append(self, text);
+  for (i = 0; i < n; ++i) {
+    drift_tensor_t hidden;
+    const drift_forward_rows_t* r = rows[i];
+    const bool readable = self->host->hidden_states(self->host->ctx, r->seq_id, (int32_t)m->num_layers - 1,
+                                                    &hidden) == DRIFT_OK &&
+                          hidden.ndim == 2 && hidden.shape[0] == r->num_rows;
+    snprintf(text, sizeof text, " %lld:%lld@%lld/%lld%s", (long long)r->seq_id, (long long)r->num_rows,
+             (long long)r->first_position, (long long)r->num_tokens, readable ? "" : "!");
+    append(self, text);
   }
   line(self, "");
   return DRIFT_OK;
@@ -354,7 +378,7 @@ static const drift_plugin_t descriptor = {
     create, destroy, get_extension, declare_needs,
     on_request_start, on_request_finish, on_accept, on_rewind,
     on_propose, on_choose_kv_view,
-    on_prefix_match, on_pages_full, on_evict};
+    on_prefix_match, on_pages_full, on_evict, on_target_forward};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

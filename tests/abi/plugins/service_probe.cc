@@ -15,6 +15,9 @@
  *  - views:       a token view stays intact while the hook asks for another sequence's;
  *  - not_found:   unknown sequences answer DRIFT_ERROR_NOT_FOUND, undeclared layers
  *                 DRIFT_ERROR_INVALID_ARGUMENT.
+ *  - model_weight: (ABI 1.2) the target's embedding, LM head (tied: the embedding) and final
+ *                 norm as the host shares them == the checkpoint's; other names NOT_FOUND.
+ * create also writes "setting_path <value>" for setting `relative` (get_setting_path, 1.2).
  * Each check writes "check <name> seq=<id> ok" or "... FAIL <why>" to setting `log_path`; create
  * writes the model_info it saw. Settings: model_dir (the checkpoint), log_path. */
 #include <algorithm>
@@ -126,6 +129,7 @@ class Probe {
       check("attention", seq, [&] { check_attention(seq); });
       check("page_info", seq, [&] { check_page_info(seq); });
       check("not_found", seq, [&] { check_not_found(seq); });
+      check("model_weight", seq, [&] { check_model_weight(); });
       trees[i]->num_nodes = 0;  // a probe, not a drafter
     }
     if (n >= 2) check("views", trees[0]->seq_id, [&] { check_views(trees[0]->seq_id, trees[1]->seq_id); });
@@ -216,6 +220,24 @@ class Probe {
     must(host_->gemm(host_->ctx, nullptr, gate.get(), &w_[kDown], nullptr, down.get()), "gemm down");
     for (int64_t i = 0; i < rows * hidden; ++i) x.data()[i] += down.data()[i];
     expect_close(static_cast<const float*>(captured.data), x.data(), rows * hidden, "layer 0 output");
+  }
+
+  void check_model_weight() {
+    const std::pair<const char*, Weight> shared[] = {
+        {"model.embed_tokens.weight", kEmbed}, {"lm_head.weight", kEmbed}, {"model.norm.weight", kFinalNorm}};
+    for (const auto& [name, weight] : shared) {
+      drift_tensor_t view{};
+      must(host_->model_weight(host_->ctx, name, &view), name);
+      const drift_tensor_t& own = w_[weight];
+      if (view.ndim != own.ndim || !std::equal(own.shape, own.shape + own.ndim, view.shape))
+        throw CheckFailed(std::string(name) + ": shape differs from the checkpoint's");
+      int64_t n = 1;
+      for (int32_t d = 0; d < own.ndim; ++d) n *= own.shape[d];
+      expect_close(static_cast<const float*>(view.data), static_cast<const float*>(own.data), n, name);
+    }
+    drift_tensor_t none{};
+    if (host_->model_weight(host_->ctx, "model.layers.0.mlp.up_proj.weight", &none) != DRIFT_ERROR_NOT_FOUND)
+      throw CheckFailed("a weight the host does not share must be NOT_FOUND");
   }
 
   void check_lm_head(drift_seq_id_t seq) {
@@ -373,6 +395,12 @@ drift_status_t create(const drift_host_api_t* host, const char* /*settings*/, vo
   }
   auto* probe = new Probe(host, log);
   probe->write_model_info();
+  char path[1024];
+  size_t len = 0;
+  if (host->get_setting_path(host->ctx, "relative", path, sizeof path, &len) == DRIFT_OK && len < sizeof path) {
+    std::fprintf(log, "setting_path %s\n", path);
+    std::fflush(log);
+  }
   if (drift_status_t status = probe->load(setting(host, "model_dir")); status != DRIFT_OK) {
     host->log(host->ctx, DRIFT_LOG_ERROR, "setting model_dir: cannot load the checkpoint's layer-0 weights");
     delete probe;

@@ -113,4 +113,12 @@ static inline drift_status_t test_on_choose_kv_view(void* instance, const drift_
   return DRIFT_OK;
 }
 
+static inline drift_status_t test_on_target_forward(void* instance, const drift_step_t* step,
+                                                    drift_forward_rows_t* const* rows, size_t n) {
+  size_t r;
+  (void)step;
+  for (r = 0; r < n; ++r) test_record(instance, "on_target_forward", rows[r]->seq_id);
+  return DRIFT_OK;
+}
+
 #endif /* DRIFT_TEST_PLUGIN_H */

@@ -366,6 +366,62 @@ TEST(BackendCallbacks, AttentionDenseTreeMask) {
   }
 }
 
+// ABI 1.2 mask_offset: the first positions visible to every query, the mask over the rest only --
+// the same result as the full mask with those columns set.
+TEST(BackendCallbacks, AttentionMaskOffsetMakesThePrefixVisible) {
+  Fixture f;
+  DenseAttention d;
+  const uint8_t tail[DenseAttention::n_q * 3] = {1, 0, 0,  //
+                                                 1, 1, 0,  //
+                                                 1, 0, 1};
+  auto a = d.args();
+  a.mask = tail;
+  a.mask_offset = 3;
+  ASSERT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_OK);
+  for (int64_t i = 0; i < d.n_q; ++i) {
+    std::vector<bool> visible(d.n_kv, true);
+    for (int64_t j = 3; j < d.n_kv; ++j) visible[j] = tail[i * 3 + (j - 3)] != 0;
+    auto want = ref_attention(d.q.data.data() + i * d.heads * d.hd, d.rows(d.k), d.rows(d.v), visible, d.heads,
+                              d.kv_heads, d.hd, 1.0 / std::sqrt(double(d.hd)));
+    expect_near_all(d.out.data.data() + i * d.heads * d.hd, want, 1e-5, "row " + std::to_string(i));
+  }
+  a.mask_offset = d.n_kv + 1;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_INVALID_ARGUMENT) << "beyond the attended positions";
+  a.mask_offset = -1;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_INVALID_ARGUMENT);
+}
+
+// ABI 1.2 add and concat.
+TEST(BackendCallbacks, AddOutOfPlaceAndInPlace) {
+  Fixture f;
+  F x({2, 3}, random_floats(6, 21)), y({2, 3}, random_floats(6, 22)), out({2, 3});
+  ASSERT_EQ(f.api->add(f.ctx, nullptr, &x, &y, &out), DRIFT_OK);
+  for (size_t i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(out[i], x[i] + y[i]);
+  const std::vector<float> before = y.data;
+  ASSERT_EQ(f.api->add(f.ctx, nullptr, &x, &y, &y), DRIFT_OK) << "out may be y";
+  for (size_t i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(y[i], x[i] + before[i]);
+  ASSERT_EQ(f.api->add(f.ctx, nullptr, &x, &x, &x), DRIFT_OK) << "out may be x (and y)";
+  F wrong({3, 2});
+  EXPECT_EQ(f.api->add(f.ctx, nullptr, &x, &wrong, &out), DRIFT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(BackendCallbacks, ConcatPlacesPartsSideBySide) {
+  Fixture f;
+  F a({2, 2, 2}, random_floats(8, 23)), b({2, 2, 3}, random_floats(12, 24)), out({2, 2, 5});
+  const drift_tensor_t* parts[] = {&a.t, &b.t};
+  ASSERT_EQ(f.api->concat(f.ctx, nullptr, parts, 2, &out), DRIFT_OK);
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 5; ++c)
+      EXPECT_EQ(out[r * 5 + c], c < 2 ? a[r * 2 + c] : b[r * 3 + (c - 2)]) << r << "," << c;
+  F narrow({2, 2, 4}), other_rows({3, 2, 3});
+  EXPECT_EQ(f.api->concat(f.ctx, nullptr, parts, 2, &narrow), DRIFT_ERROR_INVALID_ARGUMENT) << "widths differ";
+  const drift_tensor_t* mismatched[] = {&a.t, &other_rows.t};
+  EXPECT_EQ(f.api->concat(f.ctx, nullptr, mismatched, 2, &out), DRIFT_ERROR_INVALID_ARGUMENT) << "leading dims differ";
+  const drift_tensor_t* aliased[] = {&out.t, &b.t};
+  EXPECT_EQ(f.api->concat(f.ctx, nullptr, aliased, 2, &out), DRIFT_ERROR_INVALID_ARGUMENT) << "out overlaps a part";
+  EXPECT_EQ(f.api->concat(f.ctx, nullptr, parts, 0, &out), DRIFT_ERROR_INVALID_ARGUMENT);
+}
+
 // Paged: the engine's KV of sequence 7 (positions 0..9 in pages 5, 2, 0), whole or restricted.
 void check_paged(Fixture& f, int layer, const std::vector<int32_t>& positions, const std::vector<int64_t>& attended,
                  const drift_page_id_t* pages, int32_t num_pages, const uint8_t* mask) {
@@ -531,6 +587,46 @@ TEST(BackendCallbacks, LoadSafetensorsGoldenModel) {
   f.api->tensor_free(f.ctx, &out[0]);
 }
 
+// ABI 1.2: integer and bool tensors (an EAGLE-3 head's d2t and t2d) load as I32.
+TEST(BackendCallbacks, LoadSafetensorsReadsIntegerTensorsAsI32) {
+  Fixture f;
+  const std::string path = test::test_data_path("models/stories260K-eagle3/model.safetensors");
+  ASSERT_FALSE(path.empty());
+  const char* names[] = {"d2t", "t2d"};
+  drift_tensor_t out[2]{};
+  ASSERT_EQ(f.api->load_safetensors(f.ctx, path.c_str(), names, 2, out), DRIFT_OK);
+  SafetensorsCheckpoint head(path);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].dtype, DRIFT_DTYPE_I32) << names[i];
+    const TensorInfo& info = head.get(names[i]);
+    EXPECT_EQ(info.dtype, i == 0 ? DType::I64 : DType::Bool);
+    ASSERT_EQ(tensor_numel(out[i]), info.shape[0]);
+    const auto* got = static_cast<const int32_t*>(out[i].data);
+    for (int64_t j = 0; j < info.shape[0]; ++j) {
+      int64_t want = 0;
+      if (i == 0)
+        std::memcpy(&want, static_cast<const char*>(info.data) + 8 * j, 8);
+      else
+        want = static_cast<const uint8_t*>(info.data)[j] != 0;
+      ASSERT_EQ(got[j], want) << names[i] << "[" << j << "]";
+    }
+    f.api->tensor_free(f.ctx, &out[i]);
+  }
+  // An int64 value beyond int32 is refused (the logged error names the tensor).
+  const std::string dir = test::make_temp_dir("drift-cb-int");
+  std::vector<uint8_t> file(8);
+  const std::string header = R"({"big":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
+  const uint64_t len = header.size();
+  std::memcpy(file.data(), &len, 8);
+  file.insert(file.end(), header.begin(), header.end());
+  const int64_t huge = int64_t{1} << 40;
+  file.insert(file.end(), reinterpret_cast<const uint8_t*>(&huge), reinterpret_cast<const uint8_t*>(&huge) + 8);
+  std::ofstream(dir + "/big.safetensors", std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  const char* big_name[] = {"big"};
+  EXPECT_EQ(f.api->load_safetensors(f.ctx, (dir + "/big.safetensors").c_str(), big_name, 1, out), DRIFT_ERROR);
+}
+
 // A tensor of 16-bit words (F16 / BF16 bit patterns) for write_safetensors.
 Tensor half_tensor(DType dtype, const std::vector<uint16_t>& bits) {
   Tensor t = Tensor::zeros({static_cast<int64_t>(bits.size())}, dtype);
@@ -683,6 +779,7 @@ class FakeCudaBackend final : public Backend {
   void silu_mul(const Tensor&, Tensor&) override {}
   void add_inplace(Tensor&, const Tensor&) override {}
   void split_columns(const Tensor&, const std::vector<Tensor*>&) override {}
+  void join_columns(const std::vector<const Tensor*>&, Tensor&) override {}
   void gather_rows(const Tensor&, const std::vector<int32_t>&, Tensor&) override {}
   void copy(const Tensor&, Tensor&) override {}
   void copy_page(std::vector<LayerKV>&, int32_t, int32_t, int64_t) override {}

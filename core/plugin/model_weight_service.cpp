@@ -1,0 +1,21 @@
+#include "core/plugin/model_weight_service.h"
+
+#include <string_view>
+
+namespace drift {
+
+void install_model_weight_service(HostCallbacks& callbacks, const ModelWeights& weights) {
+  callbacks.model_weight = [&weights](const char* name, drift_tensor_t* out) -> drift_status_t {
+    if (!name || !out) return DRIFT_ERROR_INVALID_ARGUMENT;
+    const std::string_view wanted(name);
+    const Tensor* found = wanted == "model.embed_tokens.weight" ? &weights.embed
+                          : wanted == "lm_head.weight"          ? &weights.lm_head
+                          : wanted == "model.norm.weight"       ? &weights.final_norm
+                                                                : nullptr;
+    if (!found || found->empty()) return DRIFT_ERROR_NOT_FOUND;
+    *out = describe_tensor(*found);
+    return DRIFT_OK;
+  };
+}
+
+}  // namespace drift
