@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/bench_report.h"
+#include "apps/bench_scenario.h"
 #include "apps/bench_sweep.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
@@ -30,6 +31,7 @@ struct BenchArgs {
   int64_t max_new_tokens = 128;
   int64_t concurrency = 1;
   int64_t system_prompt_tokens = 0;
+  std::string scenario;
   std::string variants;
   std::string json_path;
   std::string write_reference;
@@ -114,7 +116,13 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
                   bool first, std::vector<std::vector<int32_t>>& first_off) {
   auto engine = Engine::from_config(config);
   const std::string prompts_path = a.prompts_path.empty() ? default_prompt_set() : a.prompts_path;
-  const auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts), a.system_prompt_tokens);
+  auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts), a.system_prompt_tokens);
+  int64_t concurrency = a.concurrency;
+  if (!a.scenario.empty()) {
+    Scenario s = make_scenario(a.scenario, prompts, a.max_new_tokens);
+    prompts = std::move(s.prompts);
+    concurrency = s.concurrency;
+  }
   SamplingParams params = sampling_params_from(config.generation);
   params.max_new_tokens = a.max_new_tokens;
   params.ignore_eos = a.ignore_eos;
@@ -122,7 +130,7 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
     params.speculative = variant;
     engine->reset_prefix_cache();  // every variant starts cold: hits come from its own prompts
     std::vector<std::vector<int32_t>> outputs;
-    VariantResult result = run_variant(*engine, label, variant, prompts, params, a.concurrency, outputs);
+    VariantResult result = run_variant(*engine, label, variant, prompts, params, concurrency, outputs);
     if (first && variant == "off" && first_off.empty()) {
       first_off = outputs;
     } else if (first_off.size() == outputs.size()) {
@@ -149,6 +157,9 @@ int run_bench(const std::vector<std::string>& args) {
       "concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")(
       "system-prompt-tokens", po::value(&a.system_prompt_tokens),
       "put one shared N-token prefix (the prompt set's own tokens) before every prompt: a prefix-cache workload")(
+      "scenario", po::value(&a.scenario),
+      "a named long-context workload instead of the prompt set: single-32k (one sequence at a 32K context) or "
+      "batch4-16k (four at 16K); prompts are the set's tokens cycled")(
       "variants", po::value(&a.variants),
       "comma-separated speculation variants per config: off and/or draft provider names "
       "(default: off plus the config's draft provider)")("ignore-eos", po::bool_switch(&a.ignore_eos),

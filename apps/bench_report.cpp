@@ -70,6 +70,13 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.mean_tpot_ms /= completed;
   const EngineMetrics& after = engine.metrics();
   r.steps = after.steps - before.steps;
+  r.forward_seconds = after.forward_seconds - before.forward_seconds;
+  r.draft.propose_calls = after.draft_timing.propose_calls - before.draft_timing.propose_calls;
+  r.draft.propose_seconds = after.draft_timing.propose_seconds - before.draft_timing.propose_seconds;
+  r.draft.forward_hook_seconds = after.draft_timing.forward_hook_seconds - before.draft_timing.forward_hook_seconds;
+  r.draft.decode_seconds = after.draft_timing.decode_seconds - before.draft_timing.decode_seconds;
+  r.decode_only_steps = after.decode_only_steps - before.decode_only_steps;
+  r.decode_only_forward_seconds = after.decode_only_forward_seconds - before.decode_only_forward_seconds;
   r.prefill_tokens = after.prefill_tokens - before.prefill_tokens;
   const PrefixCacheMetrics &cb = before.prefix_cache, &ca = after.prefix_cache;
   r.prefix_cache = {ca.queries - cb.queries,           ca.hits - cb.hits,
@@ -101,19 +108,30 @@ double BenchReport::speedup(const VariantResult& r) const {
   return 0.0;
 }
 
+// Decoding alone (time per output token after the first), which a long prompt's prefill does not
+// dilute: what speculation changes.
+double BenchReport::decode_speedup(const VariantResult& r) const {
+  for (const VariantResult& base : results_)
+    if (base.config == r.config && base.variant == "off" && r.mean_tpot_ms > 0)
+      return base.mean_tpot_ms / r.mean_tpot_ms;
+  return 0.0;
+}
+
 std::string BenchReport::table() const {
   std::string out =
-      fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>7}\n", "config", "variant",
-                  "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted", "accepted", "speedup",
-                  "cache%");
+      fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>7} {:>8} {:>8}\n",
+                  "config", "variant", "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted",
+                  "accepted", "speedup", "decode", "cache%", "fwd ms", "draft ms");
   for (const VariantResult& r : results_) {
     std::string label = r.config.size() > 32 ? "..." + r.config.substr(r.config.size() - 29) : r.config;
     const std::string cache =
         r.prefix_cache.queries > 0 ? fmt::format("{:.1f}", 100.0 * r.prefix_cache.hit_rate()) : std::string("-");
-    out += fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x {:>7}\n",
-                       label, r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms,
-                       r.mean_ttft_ms, r.speculation.acceptance_length(), r.speculation.draft_tokens,
-                       r.speculation.accepted_tokens, speedup(r), cache);
+    out += fmt::format(
+        "{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x {:>7.2f}x {:>7} {:>8.3f} "
+        "{:>8.3f}\n",
+        label, r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms, r.mean_ttft_ms,
+        r.speculation.acceptance_length(), r.speculation.draft_tokens, r.speculation.accepted_tokens, speedup(r),
+        decode_speedup(r), cache, r.forward_ms_per_step(), r.draft_ms_per_step());
   }
   return out;
 }
@@ -142,6 +160,15 @@ nlohmann::json BenchReport::json() const {
                        {"mean_draft_prob", r.speculation.mean_draft_prob()},
                        {"mean_accepted_draft_prob", r.speculation.mean_accepted_draft_prob()},
                        {"speedup_vs_off", speedup(r)},
+                       {"decode_speedup_vs_off", decode_speedup(r)},
+                       {"decode_only_steps", r.decode_only_steps},
+                       {"target_forward_ms_per_decode_step", r.forward_ms_per_step()},
+                       {"draft_ms_per_decode_step", r.draft_ms_per_step()},
+                       {"draft",
+                        {{"propose_calls", r.draft.propose_calls},
+                         {"propose_seconds", r.draft.propose_seconds},
+                         {"forward_hook_seconds", r.draft.forward_hook_seconds},
+                         {"decode_step_seconds", r.draft.decode_seconds}}},
                        {"prefill_tokens", r.prefill_tokens},
                        {"outputs_equal_to_first_off", r.outputs_equal_to_first},
                        {"prefix_cache",

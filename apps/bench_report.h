@@ -21,6 +21,10 @@ struct VariantResult {
   double mean_ttft_ms = 0.0;
   double mean_tpot_ms = 0.0;  // time per output token after the first, averaged over requests
   int64_t steps = 0;          // engine steps
+  double forward_seconds = 0.0;   // in the target model's forwards
+  DraftTiming draft;              // in the draft providers' hooks (host-measured)
+  int64_t decode_only_steps = 0;  // steps without a prefill chunk
+  double decode_only_forward_seconds = 0.0;
   int64_t prefill_tokens = 0;  // prompt tokens the model computed (cache hits are not)
   PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)
   SpeculationStats speculation;
@@ -29,6 +33,13 @@ struct VariantResult {
   // change (speculation, prefix cache) gives identical outputs.
   int64_t outputs_equal_to_first = -1;
   double tokens_per_second() const { return seconds > 0 ? static_cast<double>(output_tokens) / seconds : 0.0; }
+  // Per decode-only step (no prefill chunk in it): the target forward's time and the drafting time.
+  double forward_ms_per_step() const {
+    return decode_only_steps > 0 ? 1e3 * decode_only_forward_seconds / static_cast<double>(decode_only_steps) : 0.0;
+  }
+  double draft_ms_per_step() const {
+    return decode_only_steps > 0 ? 1e3 * draft.decode_seconds / static_cast<double>(decode_only_steps) : 0.0;
+  }
 };
 
 // Runs every prompt (at most `concurrency` in flight) to completion under `params`; `outputs`
@@ -47,7 +58,8 @@ class BenchReport {
   std::string table() const;    // fixed-width, one row per (config, variant)
   nlohmann::json json() const;  // {"results": [...]} with the same figures and the histograms
  private:
-  double speedup(const VariantResult& r) const;  // over the same config's "off" run (0 if none)
+  double speedup(const VariantResult& r) const;         // tokens/s over the same config's "off" run (0 if none)
+  double decode_speedup(const VariantResult& r) const;  // its time per output token over this one's
   std::vector<VariantResult> results_;
 };
 

@@ -91,9 +91,12 @@ class Backend {
   // begin_forward_capture() says yes, the runner's ops are recorded instead of run, and
   // end_forward_capture(output) stores the recording and runs it. The runner only offers
   // forwards whose ops depend on nothing but the inputs' shapes and device copies.
+  // A recording may also keep `extras`, further outputs the ops write (hidden states captured
+  // for a draft model): replayed_extras() gives them back after a replay of that recording.
   virtual std::optional<Tensor> replay_forward() { return std::nullopt; }
   virtual bool begin_forward_capture() { return false; }
-  virtual void end_forward_capture(const Tensor& /*output*/) {}
+  virtual void end_forward_capture(const Tensor& /*output*/, std::vector<Tensor> /*extras*/ = {}) {}
+  virtual std::vector<Tensor> replayed_extras() const { return {}; }
   virtual void set_forward_graphs(bool /*enabled*/) {}
   // Whether forwards are being recorded (the runner then pads small forwards to a few sizes).
   virtual bool records_forwards() const { return false; }

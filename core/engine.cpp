@@ -267,14 +267,25 @@ std::vector<RequestOutput> Engine::step() {
   metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
   for (const Sequence* seq : scheduled.preempted) metrics_.decode_preemptions += seq->output.empty() ? 0 : 1;
   if (!scheduled.chunks.empty()) {
+    const bool decode_only = std::all_of(scheduled.chunks.begin(), scheduled.chunks.end(), [](const ScheduledChunk& c) {
+      return c.count - static_cast<int64_t>(c.draft.size()) == 1 &&
+             c.start >= static_cast<int64_t>(c.seq->prompt.size());
+    });
     if (plugins_) plugins_->before_forward(metrics_.steps, scheduled);
     const auto start = Clock::now();
     const TargetOutput output = run_target(scheduled);
-    metrics_.forward_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    const double forward = std::chrono::duration<double>(Clock::now() - start).count();
+    metrics_.forward_seconds += forward;
     if (plugins_) plugins_->after_forward(scheduled);
     metrics_.steps++;
+    const double drafting_before = metrics_.draft_timing.seconds();
     process_results(scheduled, output);
     propose_drafts();  // the next step verifies them as lookahead tokens
+    if (decode_only) {
+      metrics_.decode_only_steps++;
+      metrics_.decode_only_forward_seconds += forward;
+      metrics_.draft_timing.decode_seconds += metrics_.draft_timing.seconds() - drafting_before;
+    }
   }
   if (options_.check_kv_integrity) kv_->check_integrity();
   std::vector<RequestOutput> outputs;

@@ -71,6 +71,9 @@ struct EngineMetrics {
   int64_t preemptions = 0;
   int64_t decode_preemptions = 0;  // of requests that had generated tokens already (mid-decode)
   double forward_seconds = 0.0;
+  // Steps that only decoded (every chunk a decode token or a verify tree), and their forwards' time.
+  int64_t decode_only_steps = 0;
+  double decode_only_forward_seconds = 0.0;
   SpeculationStats speculation;                       // summed over requests (no per-step list)
   std::map<int32_t, int64_t> acceptance_histogram;    // tokens committed per decode step -> steps
   PrefixCacheMetrics prefix_cache;                    // zeros without a cache-manager plugin

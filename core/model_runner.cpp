@@ -85,10 +85,24 @@ const Tensor* ModelRunner::captured(int32_t layer) const {
   return it == captured_.end() ? nullptr : &it->second;
 }
 
+std::vector<Tensor> ModelRunner::captures() const {
+  std::vector<Tensor> out;
+  for (const auto& [layer, hidden] : captured_) out.push_back(hidden);
+  return out;
+}
+
+void ModelRunner::restore_captures(const std::vector<Tensor>& tensors) {
+  DRIFT_CHECK(tensors.size() == captured_.size(), "a replayed forward kept {} captures, {} layers are captured",
+              tensors.size(), captured_.size());
+  size_t i = 0;
+  for (auto& [layer, hidden] : captured_) hidden = tensors[i++];
+}
+
 void ModelRunner::reorder_captured(const std::vector<int32_t>& rows) {
   for (auto& [layer, hidden] : captured_) {
     if (hidden.empty()) continue;
-    Tensor reordered = backend_.alloc({static_cast<int64_t>(rows.size()), config_.hidden_size}, hidden.dtype());
+    // Scratch, like the capture itself: valid until the next forward, and no allocation per step.
+    Tensor reordered = scratch({static_cast<int64_t>(rows.size()), config_.hidden_size}, hidden.dtype());
     backend_.gather_rows(hidden, rows, reordered);
     hidden = std::move(reordered);
   }
@@ -128,8 +142,7 @@ ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
 
 template <typename Read>
 auto ModelRunner::run_forward(const ForwardBatch& batch, Read read) {
-  const bool recordable =
-      !batch.logit_rows.empty() && captured_.empty() && batch.num_tokens() <= kMaxGraphTokens;
+  const bool recordable = !batch.logit_rows.empty() && batch.num_tokens() <= kMaxGraphTokens;
   if (!recordable || !backend_.records_forwards()) return run_exact(batch, read);
   const auto rows = static_cast<int64_t>(batch.logit_rows.size());
   return run_exact(pad_for_graph(batch), [&](const Tensor& logits) {
@@ -149,13 +162,17 @@ auto ModelRunner::run_exact(const ForwardBatch& batch, Read read) {
     ~EndForward() { backend.end_forward(); }
   } end_forward{backend_};
   // Small forwards (decode, verification) are where launch overhead shows: the backend may replay
-  // a recorded graph of them. Captured hidden states need a fresh allocation each step: no graph.
-  const bool graphable = !batch.logit_rows.empty() && captured_.empty() && t <= kMaxGraphTokens;
+  // a recorded graph of them. Captured hidden states live in the forward's scratch, so a
+  // recording writes them where its replays will: they are the recording's extra outputs.
+  const bool graphable = !batch.logit_rows.empty() && t <= kMaxGraphTokens;
   if (graphable)
-    if (std::optional<Tensor> logits = backend_.replay_forward()) return read(*logits);
+    if (std::optional<Tensor> logits = backend_.replay_forward()) {
+      restore_captures(backend_.replayed_extras());
+      return read(*logits);
+    }
   const bool capturing = graphable && backend_.begin_forward_capture();
   Tensor logits = run_layers(batch);
-  if (capturing) backend_.end_forward_capture(logits);
+  if (capturing) backend_.end_forward_capture(logits, captures());
   return read(logits);
 }
 
@@ -192,7 +209,7 @@ Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
     const Tensor& next_norm = i + 1 < config_.num_layers ? weights_.layers[i + 1].input_norm : weights_.final_norm;
     backend_.add_rms_norm(x, s.mlp_out, next_norm, eps, h);
     if (auto it = captured_.find(static_cast<int32_t>(i)); it != captured_.end()) {
-      it->second = backend_.alloc({t, config_.hidden_size}, DType::F32);
+      it->second = scratch({t, config_.hidden_size}, DType::F32);  // readable until the next forward
       backend_.copy(x, it->second);
     }
   }

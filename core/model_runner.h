@@ -66,6 +66,9 @@ class ModelRunner final : public ModelExecutor {
   RopeFrequencies rope_;
   int64_t block_size_;
   std::vector<LayerKV> kv_;
+  // The captured layers' tensors in layer order (a recording's extras), and back after a replay.
+  std::vector<Tensor> captures() const;
+  void restore_captures(const std::vector<Tensor>& tensors);
   std::map<int32_t, Tensor> captured_;  // layer -> its output in the last forward
 };
 

@@ -88,6 +88,7 @@ void CudaBackend::begin_forward(const ForwardInputs& inputs) {
     capturing_ = false;
   }
   arena_.reset();
+  staging_.recycle();
   upload_.upload(inputs, stream_);
   const uint64_t generation = arena_.generation() * 1000003u + upload_.generation();
   if (generation != graph_generation_) {
@@ -108,6 +109,7 @@ std::optional<Tensor> CudaBackend::replay_forward() {
   if (it == graphs_.end()) return std::nullopt;
   DRIFT_CUDA(cudaGraphLaunch(it->second.exec, stream_));
   arena_.move_to(it->second.arena_end);
+  replayed_extras_ = it->second.extras;
   return it->second.output;
 }
 
@@ -120,7 +122,7 @@ bool CudaBackend::begin_forward_capture() {
   return true;
 }
 
-void CudaBackend::end_forward_capture(const Tensor& output) {
+void CudaBackend::end_forward_capture(const Tensor& output, std::vector<Tensor> extras) {
   capturing_ = false;
   cudaGraph_t graph = nullptr;
   DRIFT_CUDA(cudaStreamEndCapture(stream_, &graph));
@@ -128,7 +130,7 @@ void CudaBackend::end_forward_capture(const Tensor& output) {
   const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
   DRIFT_CUDA(status);
-  graphs_[upload_.shape_key()] = ForwardGraph{exec, output, arena_.position()};
+  graphs_[upload_.shape_key()] = ForwardGraph{exec, output, std::move(extras), arena_.position()};
   DRIFT_CUDA(cudaGraphLaunch(exec, stream_));  // recording ran nothing: run it now
 }
 
@@ -210,8 +212,7 @@ const int32_t* CudaBackend::device_ints(const std::vector<int32_t>& host) {
   if (in.positions && &host == in.positions) return upload_.positions();
   if (in.logit_rows && &host == in.logit_rows) return upload_.logit_rows();
   auto* device = static_cast<int32_t*>(arena_.allocate(host.size() * sizeof(int32_t)));
-  DRIFT_CUDA(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
-  DRIFT_CUDA(cudaStreamSynchronize(stream_));  // pageable source: keep the host vector's lifetime simple
+  staging_.upload(device, host.data(), host.size() * sizeof(int32_t), stream_);  // no wait: pinned
   return device;
 }
 
@@ -228,7 +229,7 @@ const float* CudaBackend::device_floats(const std::vector<float>& host) {
 
 const cuda_backend::DeviceAttention& CudaBackend::device_attention(const AttentionMetadata& meta) {
   if (&meta == upload_.inputs().attention) return upload_.attention();
-  adhoc_attention_ = upload_.upload_attention(meta, arena_, stream_);
+  adhoc_attention_ = upload_.upload_attention(meta, arena_, staging_, stream_);
   return adhoc_attention_;
 }
 

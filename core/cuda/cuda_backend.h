@@ -17,6 +17,7 @@
 #include "core/cuda/blas_gemm.h"
 #include "core/cuda/device_arena.h"
 #include "core/cuda/forward_upload.h"
+#include "core/cuda/pinned_staging.h"
 #include "kernels/cuda/ops.h"
 
 namespace drift {
@@ -37,7 +38,8 @@ class CudaBackend final : public Backend {
   void end_forward() override;
   std::optional<Tensor> replay_forward() override;
   bool begin_forward_capture() override;
-  void end_forward_capture(const Tensor& output) override;
+  void end_forward_capture(const Tensor& output, std::vector<Tensor> extras = {}) override;
+  std::vector<Tensor> replayed_extras() const override { return replayed_extras_; }
   void set_forward_graphs(bool enabled) override { graphs_enabled_ = enabled; }
   bool records_forwards() const override { return graphs_enabled_; }
   Tensor upload(const Tensor& host_f32) override;
@@ -100,6 +102,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cuda_backend::BlasGemm> gemm_;
   bool blas_broken_ = false;  // cuBLASLt refused a shape: large GEMMs use the skinny kernel  // created once the device is known good
   cuda_backend::ForwardUpload upload_;
+  cuda_backend::PinnedStaging staging_;            // small uploads outside the forward's own
   cuda_backend::DeviceAttention adhoc_attention_;  // a plugin's attention call outside the forward
   void* attention_workspace_ = nullptr;
   int64_t attention_workspace_bytes_ = 0;
@@ -108,8 +111,10 @@ class CudaBackend final : public Backend {
   struct ForwardGraph {
     cudaGraphExec_t exec = nullptr;
     Tensor output;
+    std::vector<Tensor> extras;                     // further outputs, in the recording's scratch
     cuda_backend::DeviceArena::Position arena_end;  // the recording's scratch ends here
   };
+  std::vector<Tensor> replayed_extras_;  // of the graph replayed last
   void clear_graphs();
   bool graphs_enabled_ = true;
   bool capturing_ = false;

@@ -18,9 +18,7 @@ using cuda_backend::expect_dtype;
 template <typename T>
 T* CudaBackend::device_copy(std::span<const T> host) {
   auto* device = static_cast<T*>(arena_.allocate(std::max<size_t>(host.size_bytes(), 1)));
-  // A pageable source is staged before cudaMemcpyAsync returns, so `host` may go away after.
-  if (!host.empty())
-    DRIFT_CUDA(cudaMemcpyAsync(device, host.data(), host.size_bytes(), cudaMemcpyHostToDevice, stream_));
+  staging_.upload(device, host.data(), host.size_bytes(), stream_);  // through pinned memory: no stream wait
   return device;
 }
 

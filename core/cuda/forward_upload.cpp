@@ -179,7 +179,7 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
 }
 
 DeviceAttention ForwardUpload::upload_attention(const AttentionMetadata& meta, DeviceArena& arena,
-                                                cudaStream_t stream) {
+                                                PinnedStaging& staging, cudaStream_t stream) {
   Packer packer;
   int64_t stride = 0;
   const std::vector<int32_t> tables = pad_tables(meta, stride);
@@ -188,8 +188,7 @@ DeviceAttention ForwardUpload::upload_attention(const AttentionMetadata& meta, D
   std::vector<char> host(packer.size());
   packer.copy_into(host.data());
   char* device = static_cast<char*>(arena.allocate(packer.size()));
-  DRIFT_CUDA(cudaMemcpyAsync(device, host.data(), host.size(), cudaMemcpyHostToDevice, stream));
-  DRIFT_CUDA(cudaStreamSynchronize(stream));  // `host` goes out of scope
+  staging.upload(device, host.data(), host.size(), stream);
   return device_view(meta, attn, device);
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/backend.h"
 #include "core/cuda/device_arena.h"
+#include "core/cuda/pinned_staging.h"
 
 namespace drift::cuda_backend {
 
@@ -40,7 +41,8 @@ class ForwardUpload {
   // shape, as graph replay needs).
   void upload(const ForwardInputs& inputs, cudaStream_t stream);
   // Uploads one AttentionMetadata on its own (a compute-service call outside a forward).
-  DeviceAttention upload_attention(const AttentionMetadata& meta, DeviceArena& arena, cudaStream_t stream);
+  DeviceAttention upload_attention(const AttentionMetadata& meta, DeviceArena& arena, PinnedStaging& staging,
+                                   cudaStream_t stream);
 
   const ForwardInputs& inputs() const { return inputs_; }
   // After the forward its host vectors die; later look-ups must not match their addresses.

@@ -129,6 +129,9 @@ HeadWeights load_head_weights(const Host& host, const std::string& dir, const He
     w.embed = w.own_embed.get();
   } else if (!host.model_weight("model.embed_tokens.weight", w.embed)) {
     fail(file + ": the head has no 'embed_tokens.weight' and the target shares no embedding");
+  } else if (w.embed.ndim != 2 || w.embed.shape[1] != c.hidden_size) {
+    fail(file + ": the head has no 'embed_tokens.weight', and the target's embedding is " +
+         std::to_string(w.embed.shape[1]) + " wide, not the head's hidden_size " + std::to_string(c.hidden_size));
   }
   if (stored.count("lm_head.weight")) {
     w.own_lm_head = std::move(host.load(file, {"lm_head.weight"})[0]);
@@ -142,6 +145,9 @@ HeadWeights load_head_weights(const Host& host, const std::string& dir, const He
            std::to_string(c.draft_vocab_size) + ")");
     if (!host.model_weight("lm_head.weight", w.lm_head))
       fail(file + ": the head has no 'lm_head.weight' and the target shares no LM head");
+    if (w.lm_head.ndim != 2 || w.lm_head.shape[1] != c.hidden_size)
+      fail(file + ": the head has no 'lm_head.weight', and the target's is " + std::to_string(w.lm_head.shape[1]) +
+           " wide, not the head's hidden_size " + std::to_string(c.hidden_size));
   }
   w.draft_to_target = draft_to_target(host, file, stored.count("d2t") > 0, c);
   return w;

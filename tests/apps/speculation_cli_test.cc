@@ -2,7 +2,7 @@
 // config does, `--speculative off` turns drafts off for the run, --json reports the speculation
 // statistics (draft = accepted + rewound; the per-step commits add up to the output), --stop cuts
 // the text, a bad --speculative value names itself, and `drift bench` compares the variants of a
-// config side by side in one process.
+// config side by side in one process (and builds the named long-context scenarios).
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -50,6 +50,23 @@ TEST(SpeculationCliTest, NgramConfigIsLosslessAndReportsItsStatistics) {
   EXPECT_THAT(ngram.err, ::testing::HasSubstr("[stats] speculation:"));
 }
 
+// The EAGLE-3 config (stories260K and its trained head, plugins/eagle3) through the binary: the
+// plain config's tokens and text, with real drafts accepted.
+TEST(SpeculationCliTest, Eagle3ConfigIsLosslessAndDraftsWell) {
+  const auto plain = run_command(drift_in_source("generate --config configs/stories260k.toml") + kPrompts);
+  const auto eagle3 = run_command(drift_in_source("generate --config configs/stories260k-eagle3.toml") + kPrompts);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(eagle3.exit_code, 0) << eagle3.err;
+  const auto p = json_lines(plain.out), e = json_lines(eagle3.out);
+  ASSERT_EQ(e.size(), 2u);
+  for (size_t i = 0; i < e.size(); ++i) {
+    EXPECT_EQ(e[i]["output_ids"], p[i]["output_ids"]) << "prompt " << i;
+    EXPECT_EQ(e[i]["text"], p[i]["text"]);
+    EXPECT_GT(e[i]["stats"]["speculation"]["acceptance_length"].get<double>(), 2.0) << "prompt " << i;
+  }
+  EXPECT_THAT(eagle3.err, ::testing::HasSubstr("plugin 'eagle3' 1.0.0"));
+}
+
 TEST(SpeculationCliTest, StopStringEndsTheTextBeforeIt) {
   const auto r =
       run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once upon a time'"
@@ -91,6 +108,34 @@ TEST(SpeculationCliTest, BenchPutsVariantsSideBySide) {
             ngram["accepted_tokens"].get<int64_t>() + ngram["rewound_tokens"].get<int64_t>());
   EXPECT_GT(ngram["speedup_vs_off"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(off["speedup_vs_off"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(off["decode_speedup_vs_off"].get<double>(), 1.0);
+  EXPECT_GT(ngram["decode_only_steps"].get<int64_t>(), 0);
+  EXPECT_GT(ngram["target_forward_ms_per_decode_step"].get<double>(), 0.0);
+  EXPECT_GT(ngram["draft"]["propose_calls"].get<int64_t>(), 0) << "the host timed the provider's on_propose";
+  EXPECT_GE(ngram["draft"]["propose_seconds"].get<double>(),
+            ngram["draft"]["decode_step_seconds"].get<double>() - ngram["draft"]["forward_hook_seconds"].get<double>());
+}
+
+// --scenario replaces the prompt set with long prompts built from its tokens; a context the model
+// cannot hold fails those requests (counted), a bad name or a context without room is an error.
+TEST(SpeculationCliTest, BenchScenariosAreNamedAndChecked) {
+  const std::string json_path = test::make_temp_dir("bench-scenario") + "/bench.json";
+  const auto r =
+      run_command(drift_in_source("bench --config configs/stories260k.toml --scenario batch4-16k "
+                                  "--max-new-tokens 8 --json " +
+                                  shell_quote(json_path)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream file(json_path);
+  const nlohmann::json j = nlohmann::json::parse(file);
+  EXPECT_EQ(j["results"][0]["prompts"], 4) << "four sequences";
+  EXPECT_EQ(j["results"][0]["failed"], 4) << "stories260K holds 512 positions, not 16K";
+  const auto bad = run_command(drift_in_source("bench --config configs/stories260k.toml --scenario huge"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("--scenario huge: unknown (known: single-32k, batch4-16k)"));
+  const auto no_room = run_command(
+      drift_in_source("bench --config configs/stories260k.toml --scenario single-32k --max-new-tokens 40000"));
+  EXPECT_EQ(no_room.exit_code, 1);
+  EXPECT_THAT(no_room.err, ::testing::HasSubstr("leaves no room for a prompt in a 32768-token context"));
 }
 
 TEST(SpeculationCliTest, BenchRejectsABadPromptFile) {

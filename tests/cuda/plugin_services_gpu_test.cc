@@ -387,6 +387,79 @@ TEST_F(PluginServicesGpuTest, LoadSafetensorsGivesTheCheckpointInBf16OnTheDevice
   }
 }
 
+// ABI 1.2's services on the device: add (bf16 and F32 operands, in place too), concat, attention
+// with mask_offset, and integer checkpoint tensors (an EAGLE-3 head's d2t / t2d) as I32.
+TEST_F(PluginServicesGpuTest, AddConcatMaskOffsetAndIntegerTensorsMatchCpu) {
+  {
+    const auto x = random(5 * 96), y = random(5 * 96);
+    for (bool f32_y : {false, true}) {
+      auto [go, co] = outputs({5, 96}, true);
+      ASSERT_EQ(gpu_->api->add(gpu_->api->ctx, nullptr, gpu_->tensor({5, 96}, x), gpu_->tensor({5, 96}, y, f32_y), go),
+                DRIFT_OK);
+      ASSERT_EQ(cpu_->api->add(cpu_->api->ctx, nullptr, cpu_->tensor({5, 96}, x), cpu_->tensor({5, 96}, y), co),
+                DRIFT_OK);
+      EXPECT_LT(rel_error(gpu_->read(go), cpu_->read(co)), 1e-6) << "add, F32 y " << f32_y;
+    }
+    drift_tensor_t* gx = gpu_->tensor({5, 96}, x);
+    ASSERT_EQ(gpu_->api->add(gpu_->api->ctx, nullptr, gx, gpu_->tensor({5, 96}, y), gx), DRIFT_OK) << "in place";
+    auto [g2, c2] = outputs({5, 96});
+    ASSERT_EQ(cpu_->api->add(cpu_->api->ctx, nullptr, cpu_->tensor({5, 96}, x), cpu_->tensor({5, 96}, y), c2),
+              DRIFT_OK);
+    std::vector<float> want = cpu_->read(c2);
+    for (float& v : want) v = round_bf16(v);
+    EXPECT_EQ(gpu_->read(gx), want) << "bf16 in place: the fp32 sum rounded once";
+  }
+  {
+    const auto a = random(3 * 64), b = random(3 * 96);
+    for (bool f32 : {false, true}) {
+      auto [go, co] = outputs({3, 160}, f32);
+      const drift_tensor_t* gparts[] = {gpu_->tensor({3, 64}, a, f32), gpu_->tensor({3, 96}, b, f32)};
+      const drift_tensor_t* cparts[] = {cpu_->tensor({3, 64}, a), cpu_->tensor({3, 96}, b)};
+      ASSERT_EQ(gpu_->api->concat(gpu_->api->ctx, nullptr, gparts, 2, go), DRIFT_OK);
+      ASSERT_EQ(cpu_->api->concat(cpu_->api->ctx, nullptr, cparts, 2, co), DRIFT_OK);
+      EXPECT_EQ(gpu_->read(go), cpu_->read(co)) << "concat copies exactly, F32 " << f32;
+    }
+  }
+  {
+    const int64_t n_q = 4, n_kv = 300, heads = 8, kv_heads = 2, d = 64, offset = 290;
+    const auto q = random(n_q * heads * d), k = random(n_kv * kv_heads * d), v = random(n_kv * kv_heads * d);
+    std::vector<uint8_t> tail(n_q * (n_kv - offset));
+    for (int64_t i = 0; i < n_q; ++i)
+      for (int64_t j = 0; j < n_kv - offset; ++j) tail[i * (n_kv - offset) + j] = (j % (i + 2) == 0) ? 1 : 0;
+    auto [go, co] = outputs({n_q, heads, d});
+    auto args = [&](Services& s, drift_tensor_t* out) {
+      drift_attention_args_t a{};
+      a.struct_size = sizeof(a);
+      a.q = s.tensor({n_q, heads, d}, q);
+      a.k = s.tensor({n_kv, kv_heads, d}, k);
+      a.v = s.tensor({n_kv, kv_heads, d}, v);
+      a.mask = tail.data();
+      a.mask_offset = offset;
+      a.out = out;
+      return a;
+    };
+    drift_attention_args_t ga = args(*gpu_, go), ca = args(*cpu_, co);
+    ASSERT_EQ(gpu_->api->attention(gpu_->api->ctx, nullptr, &ga), DRIFT_OK);
+    ASSERT_EQ(cpu_->api->attention(cpu_->api->ctx, nullptr, &ca), DRIFT_OK);
+    EXPECT_LT(rel_error(gpu_->read(go), cpu_->read(co)), 1e-2) << "mask_offset";
+  }
+  {
+    const std::string head = test::test_data_path("models/stories260K-eagle3/model.safetensors");
+    ASSERT_FALSE(head.empty());
+    const char* names[] = {"d2t", "t2d"};
+    drift_tensor_t g[2]{}, c[2]{};
+    ASSERT_EQ(gpu_->api->load_safetensors(gpu_->api->ctx, head.c_str(), names, 2, g), DRIFT_OK);
+    ASSERT_EQ(cpu_->api->load_safetensors(cpu_->api->ctx, head.c_str(), names, 2, c), DRIFT_OK);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(g[i].device, DRIFT_DEVICE_CUDA);
+      EXPECT_EQ(g[i].dtype, DRIFT_DTYPE_I32);
+      EXPECT_EQ(gpu_->read(&g[i]), cpu_->read(&c[i])) << names[i];
+      gpu_->api->tensor_free(gpu_->api->ctx, &g[i]);
+      cpu_->api->tensor_free(cpu_->api->ctx, &c[i]);
+    }
+  }
+}
+
 // The device's picks equal the host sampler's over the same fp32 logits, for every filter and
 // for ties (the order is by value, then lowest id).
 TEST_F(PluginServicesGpuTest, DevicePicksEqualTheHostSamplersPicks) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <random>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -125,7 +126,7 @@ TEST_P(Eagle3Golden, CommittedTokensPerStepEqualTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Chain, Eagle3Golden, ::testing::Values(2, 4),
-                         [](const auto& info) { return "k" + std::to_string(info.param); });
+                         [](const auto& info) { return fmt::format("k{}", info.param); });
 
 struct Shape {
   const char* name;
@@ -333,6 +334,80 @@ TEST(Eagle3, HeadsItCannotRunAreLoadErrorsNamingKeyAndFile) {
                 "/model.safetensors: tensor 'midlayer.self_attn.k_proj.weight' is missing (expected shape [32, 128])"));
   auto [shape, d6] = error_with([](nlohmann::json& c) { c["intermediate_size"] = 100; });
   EXPECT_THAT(shape, HasSubstr("tensor 'midlayer.mlp.down_proj.weight' has shape [64, 172], expected [64, 100]"));
+}
+
+// A random-weight head of another shape, written here: hidden 32 over the target's 64 (so with its
+// own 32-wide embedding), aux layers 0 (the embeddings), 2 and 4, and no lm_head (it drafts with the
+// target's... which is 64 wide, so that combination is refused; with its own lm_head it runs).
+std::string random_head(bool with_lm_head, bool with_embedding, int64_t hidden) {
+  const std::string dir = test::make_temp_dir("eagle3-random");
+  const int64_t target_hidden = 64, vocab = 512, heads = 4, kv_heads = 2, head_dim = 8, inter = 48;
+  nlohmann::json config = {{"hidden_size", hidden},
+                           {"intermediate_size", inter},
+                           {"num_attention_heads", heads},
+                           {"num_key_value_heads", kv_heads},
+                           {"head_dim", head_dim},
+                           {"num_hidden_layers", 1},
+                           {"rms_norm_eps", 1e-5},
+                           {"rope_theta", 10000.0},
+                           {"vocab_size", vocab},
+                           {"target_hidden_size", target_hidden},
+                           {"eagle_aux_hidden_state_layer_ids", {0, 2, 4}}};
+  std::ofstream(dir + "/config.json") << config.dump(1);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.0f, 0.3f);
+  auto random = [&](std::vector<int64_t> shape) {
+    Tensor t = Tensor::zeros(shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = dist(rng);
+    return t;
+  };
+  auto ones = [&](int64_t n) {
+    Tensor t = Tensor::zeros({n});
+    std::fill(t.as<float>(), t.as<float>() + n, 1.0f);
+    return t;
+  };
+  std::vector<std::pair<std::string, Tensor>> t;
+  t.emplace_back("fc.weight", random({hidden, 3 * target_hidden}));
+  t.emplace_back("midlayer.input_layernorm.weight", ones(hidden));
+  t.emplace_back("midlayer.hidden_norm.weight", ones(hidden));
+  t.emplace_back("midlayer.self_attn.q_proj.weight", random({heads * head_dim, 2 * hidden}));
+  t.emplace_back("midlayer.self_attn.k_proj.weight", random({kv_heads * head_dim, 2 * hidden}));
+  t.emplace_back("midlayer.self_attn.v_proj.weight", random({kv_heads * head_dim, 2 * hidden}));
+  t.emplace_back("midlayer.self_attn.o_proj.weight", random({hidden, heads * head_dim}));
+  t.emplace_back("midlayer.post_attention_layernorm.weight", ones(hidden));
+  t.emplace_back("midlayer.mlp.gate_proj.weight", random({inter, hidden}));
+  t.emplace_back("midlayer.mlp.up_proj.weight", random({inter, hidden}));
+  t.emplace_back("midlayer.mlp.down_proj.weight", random({hidden, inter}));
+  t.emplace_back("norm.weight", ones(hidden));
+  if (with_lm_head) t.emplace_back("lm_head.weight", random({vocab, hidden}));
+  if (with_embedding) t.emplace_back("embed_tokens.weight", random({vocab, hidden}));
+  write_safetensors(dir + "/model.safetensors", t, {});
+  return dir;
+}
+
+TEST(Eagle3, HeadsOfOtherShapesRunLosslessly) {
+  const std::vector<Tokens> all = golden_prompts();
+  const std::vector<Tokens> prompts(all.begin(), all.begin() + 4);
+  const std::vector<Tokens> plain = plain_outputs(prompts, greedy(24));
+  struct Variant {
+    const char* what;
+    std::string dir;
+  };
+  for (const Variant& v :
+       {Variant{"hidden 32 with its own embedding and head, aux layer 0", random_head(true, true, 32)},
+        Variant{"no lm_head: the target's (and its embedding)", random_head(false, false, 64)}}) {
+    EngineConfig c = base_config();
+    c.plugins.push_back(eagle3_entry("tree = \"dynamic\"\ndepth = 3\ntopk = 2", v.dir));
+    auto engine = Engine::from_config(test::with_speculation(c, "eagle3", 6));
+    EXPECT_EQ(outputs_of(test::run_batch(*engine, prompts, {greedy(24)})), plain) << v.what;
+    EXPECT_GT(engine->metrics().speculation.draft_tokens, 0) << v.what;
+  }
+  // Without an embedding of its width the head cannot run: an error naming what is missing.
+  EXPECT_THAT(
+      load_error_for("", random_head(true, false, 32)),
+      HasSubstr("has no 'embed_tokens.weight', and the target's embedding is 64 wide, not the head's hidden_size 32"));
+  EXPECT_THAT(load_error_for("", random_head(false, true, 32)),
+              HasSubstr("has no 'lm_head.weight', and the target's is 64 wide, not the head's hidden_size 32"));
 }
 
 // Aux layers at the top level (not under eagle_config) are read too; and the target's layer ids
