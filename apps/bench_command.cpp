@@ -4,6 +4,7 @@
 // tokens, and each variant's speedup over its config's non-speculative run, measured side by side.
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "apps/bench_report.h"
 #include "apps/bench_scenario.h"
 #include "apps/bench_sweep.h"
+#include "apps/chat_formatter.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
 #include "core/engine.h"
@@ -36,12 +38,15 @@ struct BenchArgs {
   std::string json_path;
   std::string write_reference;
   bool ignore_eos = false;
+  bool chat = false;  // text prompts are user turns rendered with the model's chat template
   bool sweep = false;
   SweepOptions sweep_options;
 };
 
-// The first turn of each line: "turns" (MT-Bench), "prompt" (text) or "prompt_ids".
-std::vector<std::vector<int32_t>> load_prompts(const std::string& path, const Engine& engine, int64_t limit) {
+// The first turn of each line: "turns" (MT-Bench), "prompt" (text) or "prompt_ids". With `chat`,
+// text is one user turn that the model's chat template renders.
+std::vector<std::vector<int32_t>> load_prompts(const std::string& path, const Engine& engine, int64_t limit,
+                                               const ChatFormatter* chat) {
   std::vector<std::vector<int32_t>> prompts;
   const std::string text = read_text_file(path, "prompt set");
   size_t line_no = 0;
@@ -65,7 +70,7 @@ std::vector<std::vector<int32_t>> load_prompts(const std::string& path, const En
     else
       fail("{}: expected \"turns\" (a list of strings), \"prompt\" (a string) or \"prompt_ids\"", where);
     if (!engine.tokenizer()) fail("{}: text prompts need a tokenizer, and the model has none (use prompt_ids)", where);
-    prompts.push_back(engine.tokenizer()->encode_prompt(prompt));
+    prompts.push_back(chat ? chat->encode(single_turn("", prompt)) : engine.tokenizer()->encode_prompt(prompt));
   }
   if (prompts.empty()) fail("{}: no prompts", path);
   return prompts;
@@ -81,13 +86,20 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-// "off", plus the config's own draft provider when it speculates, unless --variants says otherwise.
+// "off", plus "config" (the config's own [speculative] setting) when it speculates, unless
+// --variants says otherwise.
 std::vector<std::string> variants_for(const BenchArgs& a, const EngineConfig& config) {
   if (!a.variants.empty()) return split_list(a.variants);
   std::vector<std::string> v = {"off"};
-  if (config.speculative.enabled && !config.speculative.draft_provider.empty())
-    v.push_back(config.speculative.draft_provider);
+  if (config.speculative.enabled && !config.speculative.draft_provider.empty()) v.push_back("config");
   return v;
+}
+
+// How a variant shows in the report: "config" as its provider, with the hybrid's fallback.
+std::string variant_label(const std::string& variant, const EngineConfig& config) {
+  if (variant != "config") return variant;
+  const auto& s = config.speculative;
+  return s.fallback_provider.empty() ? s.draft_provider : s.draft_provider + "+" + s.fallback_provider;
 }
 
 // A shared "system prompt" of n tokens put before every prompt: the prompt set's own tokens,
@@ -116,7 +128,10 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
                   bool first, std::vector<std::vector<int32_t>>& first_off) {
   auto engine = Engine::from_config(config);
   const std::string prompts_path = a.prompts_path.empty() ? default_prompt_set() : a.prompts_path;
-  auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts), a.system_prompt_tokens);
+  std::optional<ChatFormatter> chat;
+  if (a.chat) chat.emplace(config.model.path, engine->tokenizer());
+  auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts, chat ? &*chat : nullptr),
+                                    a.system_prompt_tokens);
   int64_t concurrency = a.concurrency;
   if (!a.scenario.empty()) {
     Scenario s = make_scenario(a.scenario, prompts, a.max_new_tokens);
@@ -127,17 +142,18 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
   params.max_new_tokens = a.max_new_tokens;
   params.ignore_eos = a.ignore_eos;
   for (const std::string& variant : variants_for(a, config)) {
-    params.speculative = variant;
+    params.speculative = variant == "config" ? "" : variant;  // "": the engine's [speculative]
     engine->reset_prefix_cache();  // every variant starts cold: hits come from its own prompts
     std::vector<std::vector<int32_t>> outputs;
-    VariantResult result = run_variant(*engine, label, variant, prompts, params, concurrency, outputs);
+    const std::string shown = variant_label(variant, config);
+    VariantResult result = run_variant(*engine, label, shown, prompts, params, concurrency, outputs);
     if (first && variant == "off" && first_off.empty()) {
       first_off = outputs;
     } else if (first_off.size() == outputs.size()) {
       result.outputs_equal_to_first = 0;
       for (size_t i = 0; i < outputs.size(); ++i) result.outputs_equal_to_first += outputs[i] == first_off[i] ? 1 : 0;
       std::fprintf(stderr, "[bench] %s / %s: %ld of %zu outputs equal the first config's \"off\" outputs\n",
-                   label.c_str(), variant.c_str(), static_cast<long>(result.outputs_equal_to_first), outputs.size());
+                   label.c_str(), shown.c_str(), static_cast<long>(result.outputs_equal_to_first), outputs.size());
     }
     report.add(std::move(result));
     if (first && !a.write_reference.empty() && variant == "off") write_reference(a.write_reference, prompts, outputs);
@@ -161,9 +177,10 @@ int run_bench(const std::vector<std::string>& args) {
       "a named long-context workload instead of the prompt set: single-32k (one sequence at a 32K context) or "
       "batch4-16k (four at 16K); prompts are the set's tokens cycled")(
       "variants", po::value(&a.variants),
-      "comma-separated speculation variants per config: off and/or draft provider names "
-      "(default: off plus the config's draft provider)")("ignore-eos", po::bool_switch(&a.ignore_eos),
-                                                         "always generate max-new-tokens tokens")(
+      "comma-separated speculation variants per config: off, config (its [speculative] as written, a "
+      "hybrid's fallback included) and/or draft provider names (default: off,config)")(
+      "ignore-eos", po::bool_switch(&a.ignore_eos), "always generate max-new-tokens tokens")(
+      "chat", po::bool_switch(&a.chat), "text prompts are user turns, rendered with the model's chat template")(
       "json", po::value(&a.json_path), "also write the results as JSON to this file")(
       "write-reference", po::value(&a.write_reference),
       "write the first config's \"off\" outputs as JSON lines "

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/plugin_stats_json.h"
 #include "core/error.h"
 
 namespace drift::app {
@@ -77,6 +78,12 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.draft.decode_seconds = after.draft_timing.decode_seconds - before.draft_timing.decode_seconds;
   r.decode_only_steps = after.decode_only_steps - before.decode_only_steps;
   r.decode_only_forward_seconds = after.decode_only_forward_seconds - before.decode_only_forward_seconds;
+  for (const auto& [provider, n] : after.drafts_by_provider) {
+    const auto it = before.drafts_by_provider.find(provider);
+    const int64_t delta = n - (it == before.drafts_by_provider.end() ? 0 : it->second);
+    if (delta > 0) r.drafts_by_provider[provider] = delta;
+  }
+  r.plugin_stats = plugin_stats_json(engine);
   r.prefill_tokens = after.prefill_tokens - before.prefill_tokens;
   const PrefixCacheMetrics &cb = before.prefix_cache, &ca = after.prefix_cache;
   r.prefix_cache = {ca.queries - cb.queries,           ca.hits - cb.hits,
@@ -117,21 +124,29 @@ double BenchReport::decode_speedup(const VariantResult& r) const {
   return 0.0;
 }
 
+// Columns as wide as the longest config (up to 48, then its tail) and variant ("a+b": a hybrid).
 std::string BenchReport::table() const {
-  std::string out =
-      fmt::format("{:<32} {:<12} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>7} {:>8} {:>8}\n",
-                  "config", "variant", "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept", "drafted",
-                  "accepted", "speedup", "decode", "cache%", "fwd ms", "draft ms");
+  size_t config_width = 6, variant_width = 7;
   for (const VariantResult& r : results_) {
-    std::string label = r.config.size() > 32 ? "..." + r.config.substr(r.config.size() - 29) : r.config;
+    config_width = std::max(config_width, std::min<size_t>(r.config.size(), 48));
+    variant_width = std::max(variant_width, r.variant.size());
+  }
+  std::string out =
+      fmt::format("{:<{}} {:<{}} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>7} {:>8} {:>8}\n",
+                  "config", config_width, "variant", variant_width, "prompts", "tokens", "tokens/s", "TPOT ms",
+                  "TTFT ms", "accept", "drafted", "accepted", "speedup", "decode", "cache%", "fwd ms", "draft ms");
+  for (const VariantResult& r : results_) {
+    const std::string label =
+        r.config.size() > config_width ? "..." + r.config.substr(r.config.size() - (config_width - 3)) : r.config;
     const std::string cache =
         r.prefix_cache.queries > 0 ? fmt::format("{:.1f}", 100.0 * r.prefix_cache.hit_rate()) : std::string("-");
     out += fmt::format(
-        "{:<32} {:<12} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x {:>7.2f}x {:>7} {:>8.3f} "
+        "{:<{}} {:<{}} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x {:>7.2f}x {:>7} {:>8.3f} "
         "{:>8.3f}\n",
-        label, r.variant, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(), r.mean_tpot_ms, r.mean_ttft_ms,
-        r.speculation.acceptance_length(), r.speculation.draft_tokens, r.speculation.accepted_tokens, speedup(r),
-        decode_speedup(r), cache, r.forward_ms_per_step(), r.draft_ms_per_step());
+        label, config_width, r.variant, variant_width, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(),
+        r.mean_tpot_ms, r.mean_ttft_ms, r.speculation.acceptance_length(), r.speculation.draft_tokens,
+        r.speculation.accepted_tokens, speedup(r), decode_speedup(r), cache, r.forward_ms_per_step(),
+        r.draft_ms_per_step());
   }
   return out;
 }
@@ -169,6 +184,8 @@ nlohmann::json BenchReport::json() const {
                          {"propose_seconds", r.draft.propose_seconds},
                          {"forward_hook_seconds", r.draft.forward_hook_seconds},
                          {"decode_step_seconds", r.draft.decode_seconds}}},
+                       {"drafts_by_provider", r.drafts_by_provider},
+                       {"plugin_stats", r.plugin_stats},
                        {"prefill_tokens", r.prefill_tokens},
                        {"outputs_equal_to_first_off", r.outputs_equal_to_first},
                        {"prefix_cache",

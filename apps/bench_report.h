@@ -2,6 +2,7 @@
 // drift bench's measurements: one run of a prompt set through an engine under one speculation
 // variant, and the table / JSON that put the variants of each config side by side.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct VariantResult {
   double forward_seconds = 0.0;   // in the target model's forwards
   DraftTiming draft;              // in the draft providers' hooks (host-measured)
   int64_t decode_only_steps = 0;  // steps without a prefill chunk
+  std::map<std::string, int64_t> drafts_by_provider;       // verified trees per provider (hybrid drafting)
+  nlohmann::json plugin_stats = nlohmann::json::object();  // the plugins' own figures at the end of the run
   double decode_only_forward_seconds = 0.0;
   int64_t prefill_tokens = 0;  // prompt tokens the model computed (cache hits are not)
   PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)

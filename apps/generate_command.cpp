@@ -10,6 +10,7 @@
 #include "apps/chat_formatter.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
+#include "apps/plugin_stats_json.h"
 #include "apps/sampling_options.h"
 #include "core/engine.h"
 #include "core/error.h"
@@ -120,7 +121,9 @@ nlohmann::json summary_json(const Engine& engine, size_t prompts, int64_t tokens
             {"prefill_tokens", m.prefill_tokens},
             {"preemptions", m.preemptions},
             {"speculation", speculation_json(m.speculation)},
-            {"prefix_cache", prefix_cache_json(m.prefix_cache)}}}};
+            {"drafts_by_provider", m.drafts_by_provider},
+            {"prefix_cache", prefix_cache_json(m.prefix_cache)},
+            {"plugin_stats", plugin_stats_json(engine)}}}};
 }
 
 // A prompt that never became a request: the same fields, nothing generated.

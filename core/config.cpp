@@ -173,6 +173,8 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("verification", c.speculative.verification);
     r.read("max_draft_tokens", c.speculative.max_draft_tokens);
     r.read("max_depth", c.speculative.max_depth);
+    r.read("fallback_provider", c.speculative.fallback_provider);
+    r.read("fallback_below", c.speculative.fallback_below);
     r.reject_unknown_keys();
   }
   read_plugins(root, c, source, base_dir);
@@ -258,6 +260,12 @@ void validate_config(const EngineConfig& c) {
     fail("{}: generation.{} = {}: {}", src, bad->field, bad->value, bad->requirement);
   in_range("speculative.max_draft_tokens", c.speculative.max_draft_tokens, 0, limits::kMaxDraftTokens);
   in_range("speculative.max_depth", c.speculative.max_depth, 0, limits::kMaxDraftTokens);
+  if (!(c.speculative.fallback_below >= 0 && c.speculative.fallback_below <= limits::kMaxDraftTokens))
+    fail("{}: speculative.fallback_below = {} is out of range [0, {}] (a tree's expected accepted tokens)", src,
+         c.speculative.fallback_below, limits::kMaxDraftTokens);
+  if (!c.speculative.fallback_provider.empty() && c.speculative.fallback_provider == c.speculative.draft_provider)
+    fail("{}: speculative.fallback_provider = \"{}\" is the draft_provider itself", src,
+         c.speculative.fallback_provider);
 }
 
 }  // namespace drift

@@ -69,6 +69,10 @@ struct SpeculativeSection {
   std::string verification = "full"; // built-in "full" or a plugin name
   int64_t max_draft_tokens = 0;      // draft tree nodes per sequence and step (the tree's max nodes)
   int64_t max_depth = 0;             // deepest draft node verified; 0 = no limit beyond max_draft_tokens
+  // Hybrid drafting: when draft_provider's tree scores below fallback_below (the sum of its
+  // nodes' path probabilities: the tokens it expects accepted), fallback_provider drafts instead.
+  std::string fallback_provider;  // "" = none
+  double fallback_below = 1.0;
 };
 
 struct PluginEntry {

@@ -149,6 +149,10 @@ void Engine::abort(int64_t id) {
   finish(*it->second, FinishReason::Abort);
 }
 
+std::map<std::string, std::string> Engine::plugin_stats() const {
+  return plugins_ ? plugins_->host().plugin_stats() : std::map<std::string, std::string>{};
+}
+
 int64_t Engine::reset_prefix_cache() {
   if (has_unfinished()) fail("reset_prefix_cache: requests are still unfinished; reset the cache while idle");
   return plugins_ ? plugins_->release_all_cached() : 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ namespace drift {
 
 class EnginePlugins;
 struct HostCallbacks;
+struct DraftRequest;
 
 struct RequestOutput {
   int64_t id = 0;
@@ -47,6 +49,11 @@ using AcceptanceRule = std::function<AcceptedPath(const DraftTree& tree, const f
 struct SpeculationOptions {
   int64_t max_draft_tokens = 0;  // draft nodes per sequence and step ([speculative] max_draft_tokens)
   int64_t max_depth = 0;         // 0: no limit beyond what the request can still commit
+  // Hybrid drafting ([speculative] fallback_provider / fallback_below): a tree of the default
+  // provider scoring below fallback_below (sum of its path probabilities) is replaced by the
+  // fallback provider's for that step.
+  std::string fallback_provider;
+  double fallback_below = 1.0;
   // accept_draft, the lossless rule. Tests put deliberately wrong rules here to prove that the
   // statistical test of losslessness catches them; nothing else should. With the default rule
   // the engine runs its equivalent, accept_picked, over picks made where the logits are.
@@ -78,6 +85,7 @@ struct EngineMetrics {
   std::map<int32_t, int64_t> acceptance_histogram;    // tokens committed per decode step -> steps
   PrefixCacheMetrics prefix_cache;                    // zeros without a cache-manager plugin
   DraftTiming draft_timing;                           // zeros without a draft-provider plugin
+  std::map<std::string, int64_t> drafts_by_provider;  // verified trees per provider
 };
 
 class Engine {
@@ -117,6 +125,8 @@ class Engine {
   void enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
                       const std::function<void(HostCallbacks&)>& install_services = {});
   EnginePlugins* plugins() { return plugins_.get(); }
+  // The plugins' own figures (DRIFT_STATS_EXTENSION) by plugin entry name, as JSON text.
+  std::map<std::string, std::string> plugin_stats() const;
   // Replaces the acceptance rule (SpeculationOptions::acceptance): for tests that prove the
   // losslessness tests catch broken rules.
   void set_acceptance_rule(AcceptanceRule rule) {
@@ -149,6 +159,8 @@ class Engine {
   void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
   void record_draft_probs(Sequence& seq, const DraftTree& draft, std::span<const int32_t> accepted);
   void propose_drafts();
+  void fall_back_where_weak(std::span<const DraftRequest> requests, std::vector<DraftTree>& trees,
+                            std::vector<std::string>& drafted_by);
   int64_t draft_depth_limit(const Sequence& seq) const;
   RequestOutput& output_for(Sequence& seq);
 

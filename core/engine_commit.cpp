@@ -94,6 +94,21 @@ void Engine::record_draft_probs(Sequence& seq, const DraftTree& draft, std::span
   }
 }
 
+namespace {
+
+double expected_accepted(const DraftTree& tree) {
+  if (tree.probs.empty()) return static_cast<double>(tree.size());
+  std::vector<double> path(tree.size());
+  double sum = 0.0;
+  for (size_t i = 0; i < tree.size(); ++i) {
+    path[i] = tree.probs[i] * (tree.parents[i] < 0 ? 1.0 : path[tree.parents[i]]);
+    sum += path[i];
+  }
+  return sum;
+}
+
+}  // namespace
+
 // Deepest draft node worth verifying: one that, accepted, still leaves room for the bonus token
 // under max_new_tokens and max_seq_len (and [speculative] max_depth).
 int64_t Engine::draft_depth_limit(const Sequence& seq) const {
@@ -121,8 +136,37 @@ void Engine::propose_drafts() {
   }
   if (requests.empty()) return;
   std::vector<DraftTree> trees = plugins_->propose(metrics_.steps, requests);
-  for (size_t i = 0; i < seqs.size(); ++i)
+  std::vector<std::string> drafted_by(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i)
+    drafted_by[i] = requests[i].provider.empty() ? plugins_->host().draft_provider_name() : requests[i].provider;
+  fall_back_where_weak(requests, trees, drafted_by);
+  for (size_t i = 0; i < seqs.size(); ++i) {
     seqs[i]->draft = limit_depth(trees[i], static_cast<int32_t>(draft_depth_limit(*seqs[i])));
+    if (!seqs[i]->draft.empty()) metrics_.drafts_by_provider[drafted_by[i]]++;
+  }
+}
+
+// Hybrid drafting: each tree of [speculative]'s provider that expects fewer than fallback_below
+// accepted tokens (the sum of its nodes' path probabilities; a tree without probabilities counts
+// every node as certain) is replaced by the fallback provider's tree, when it has one.
+void Engine::fall_back_where_weak(std::span<const DraftRequest> requests, std::vector<DraftTree>& trees,
+                                  std::vector<std::string>& drafted_by) {
+  const std::string& fallback = options_.speculation.fallback_provider;
+  if (fallback.empty()) return;
+  std::vector<size_t> weak;
+  std::vector<DraftRequest> again;
+  for (size_t i = 0; i < requests.size(); ++i)
+    if (requests[i].provider.empty() && expected_accepted(trees[i]) < options_.speculation.fallback_below) {
+      weak.push_back(i);
+      again.push_back({requests[i].seq, requests[i].budget, fallback});
+    }
+  if (again.empty()) return;
+  std::vector<DraftTree> other = plugins_->propose(metrics_.steps, again);
+  for (size_t k = 0; k < weak.size(); ++k)
+    if (!other[k].empty()) {
+      trees[weak[k]] = std::move(other[k]);
+      drafted_by[weak[k]] = fallback;
+    }
 }
 
 }  // namespace drift

@@ -116,6 +116,8 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.check_kv_integrity = config.engine.check_kv_integrity;
   options.speculation.max_draft_tokens = config.speculative.max_draft_tokens;
   options.speculation.max_depth = config.speculative.max_depth;
+  options.speculation.fallback_provider = config.speculative.fallback_provider;
+  options.speculation.fallback_below = config.speculative.fallback_below;
   options.limits.max_seq_len = config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
   if (model.sliding_window > 0 && options.limits.max_seq_len > model.sliding_window) {
     spdlog::info("max_seq_len {} (the model's sliding_window; sliding-window attention is not implemented)",

@@ -36,7 +36,8 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
                                        to_drift_device(parts.device), to_drift_dtype(parts.activation_dtype)));
   host_.load_all(config.plugins);
   require_loaded(config.plugins, host_.plugins());
-  host_.select(config.speculative.enabled ? config.speculative.draft_provider : "", config.speculative.verification);
+  host_.select(config.speculative.enabled ? config.speculative.draft_provider : "", config.speculative.verification,
+               config.speculative.enabled ? config.speculative.fallback_provider : "");
   state_.set_capture_layers(host_.capture_layers());
   parts.executor.set_capture_layers(host_.capture_layers());
 }

@@ -60,6 +60,7 @@ class EnginePlugins final : public SchedulerObserver {
   ~EnginePlugins() override;  // hands every page cache managers still hold back to the KV cache
 
   PluginHost& host() { return host_; }
+  const PluginHost& host() const { return host_; }
   const SpeculationMetrics& speculation() const { return speculation_; }
 
   // SchedulerObserver: admission, preemption and page shortage.

@@ -149,7 +149,8 @@ void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
   }
 }
 
-void PluginHost::select(const std::string& draft_provider, const std::string& verification_policy) {
+void PluginHost::select(const std::string& draft_provider, const std::string& verification_policy,
+                        const std::string& fallback_provider) {
   auto pick = [&](const std::string& name, drift_kinds_t kind, const char* role) -> LoadedPlugin* {
     LoadedPlugin* p = find(name);
     std::string why = !p ? "is not configured"
@@ -163,6 +164,9 @@ void PluginHost::select(const std::string& draft_provider, const std::string& ve
   draft_provider_ = draft_provider.empty()
                         ? nullptr
                         : pick(draft_provider, DRIFT_KIND_DRAFT_PROVIDER, "draft_provider");
+  fallback_provider_ = fallback_provider.empty() || draft_provider.empty()
+                           ? nullptr
+                           : pick(fallback_provider, DRIFT_KIND_DRAFT_PROVIDER, "fallback_provider");
   verification_ = full_policy_.get();
   if (!verification_policy.empty() && verification_policy != "full")
     if (LoadedPlugin* p = pick(verification_policy, DRIFT_KIND_VERIFICATION_POLICY, "verification_policy"))
@@ -248,7 +252,31 @@ bool PluginHost::call_for(LoadedPlugin& p, const char* hook, drift_seq_id_t seq,
 
 bool PluginHost::provides_drafts(const LoadedPlugin& p, const RequestInfo& request) const {
   if (!request.speculates || !p.is(DRIFT_KIND_DRAFT_PROVIDER)) return false;
-  return request.draft_provider.empty() ? &p == draft_provider_ : p.info.name == request.draft_provider;
+  if (!request.draft_provider.empty()) return p.info.name == request.draft_provider;
+  return &p == draft_provider_ || &p == fallback_provider_;
+}
+
+const std::string& PluginHost::draft_provider_name() const {
+  static const std::string none;
+  return draft_provider_ ? draft_provider_->info.name : none;
+}
+
+std::map<std::string, std::string> PluginHost::plugin_stats() const {
+  std::map<std::string, std::string> out;
+  for (const auto& p : plugins_) {
+    const Extension ext = extension(p->info.name, DRIFT_STATS_EXTENSION);
+    if (!ext.table) continue;
+    const auto* table = static_cast<const drift_stats_extension_t*>(ext.table);
+    if (!DRIFT_HAS_FIELD(table, drift_stats_extension_t, stats_json)) continue;
+    const char* json = nullptr;
+    if (!guarded_call([&] {
+          json = table->stats_json ? table->stats_json(ext.instance) : nullptr;
+          return DRIFT_OK;
+        }) &&
+        json)
+      out[p->info.name] = json;
+  }
+  return out;
 }
 
 void PluginHost::request_start(const RequestInfo& request) {

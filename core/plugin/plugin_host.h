@@ -46,10 +46,15 @@ class PluginHost {
   // the verification policy's ("full" = the built-in). An unknown name or a plugin of the
   // wrong kind is a broken setup: DriftError naming the role. A named plugin that failed to
   // load (already reported by load_all) leaves the role at its default.
-  void select(const std::string& draft_provider, const std::string& verification_policy);
+  // `fallback_provider` ("" = none) drafts for [speculative]'s requests when their provider's
+  // tree scores low (Engine::propose_drafts), so it follows them too (provides_drafts).
+  void select(const std::string& draft_provider, const std::string& verification_policy,
+              const std::string& fallback_provider = "");
 
   // Configured plugins in config order, enabled or not (with the reason).
   std::vector<PluginInfo> plugins() const;
+  // Each enabled plugin's own figures (DRIFT_STATS_EXTENSION), by entry name, as JSON text.
+  std::map<std::string, std::string> plugin_stats() const;
   static std::vector<PluginInfo> builtin_plugins();
   // A plugin's get_extension(key): its table and the instance to pass to it; {} when the
   // plugin is unknown, disabled or does not know the key.
@@ -59,6 +64,7 @@ class PluginHost {
   };
   Extension extension(const std::string& plugin, const std::string& key) const;
   bool has_draft_provider() const;            // selected and enabled
+  const std::string& draft_provider_name() const;  // [speculative]'s provider ("" = none)
   bool has_cache_manager() const;             // at least one enabled
   std::vector<int32_t> capture_layers() const;  // sorted union of the declared needs
 
@@ -134,6 +140,7 @@ class PluginHost {
   std::vector<std::unique_ptr<LoadedPlugin>> plugins_;
   std::unique_ptr<LoadedPlugin> full_policy_;  // the built-in default verification policy
   LoadedPlugin* draft_provider_ = nullptr;
+  LoadedPlugin* fallback_provider_ = nullptr;
   LoadedPlugin* verification_ = nullptr;
   const char* read_only_hook_ = nullptr;  // set while a hook that must not release pages runs
   std::map<drift_seq_id_t, PageChainKey> chain_tails_;  // per request: the key of its last offered page

@@ -7,8 +7,8 @@
  * on_target_forward (every target forward's hidden-state rows, prefill chunks included),
  * drift_request_info_t.provides_drafts, the services add, concat, model_weight and
  * get_setting_path,
- * drift_attention_args_t.mask_offset (a tree mask over a visible prefix), and integer
- * checkpoint tensors in load_safetensors (as I32).
+ * drift_attention_args_t.mask_offset (a tree mask over a visible prefix), integer checkpoint
+ * tensors in load_safetensors (as I32), and the well-known extension DRIFT_STATS_EXTENSION.
  *
  * The ONE header a plugin author needs. Pure C99 (stdint, stddef, stdbool only); compiles as C
  * and as C++ with -Wall -Wextra -Werror -pedantic. A plugin is a shared object exporting one
@@ -494,6 +494,17 @@ typedef struct drift_plugin_t {
                                       drift_forward_rows_t* const* rows, size_t num_rows);
   /* Fields appended in later 1.x minors go here. */
 } drift_plugin_t;
+
+/* 1.2. A well-known extension: get_extension(instance, DRIFT_STATS_EXTENSION) may return this
+ * table, whose stats_json gives the plugin's own figures (its costs, where its answers came from)
+ * as one JSON object. The engine reports them beside its own metrics (drift bench's JSON, the
+ * summary of drift generate --json); it never uses them to decide anything. The string belongs
+ * to the plugin and stays valid until the next call or destroy. */
+#define DRIFT_STATS_EXTENSION "drift.stats/1"
+typedef struct drift_stats_extension_t {
+  uint32_t struct_size;
+  const char* (*stats_json)(void* instance);
+} drift_stats_extension_t;
 
 /* The one exported entry point, defined by every plugin:
  *   DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,

@@ -69,6 +69,35 @@ TEST(ChatCommandTest, TurnsFromStdinEqualTurnsFromPrompt) {
   EXPECT_THAT(reset.out, ::testing::EndsWith(fresh.out));
 }
 
+// drift bench --chat: a text prompt becomes the prompt drift generate --chat makes of it, and
+// generates the same tokens.
+TEST(ChatCommandTest, BenchChatPromptsEqualGenerateChat) {
+  test::smollm2_model_dir();
+  const std::string dir = test::make_temp_dir("bench-chat");
+  std::ofstream(dir + "/prompts.jsonl") << R"({"turns": ["Name a primary color."]})"
+                                        << "\n";
+  const auto bench = run_command(drift_in_source(
+      "bench --config configs/smollm2.toml --chat --variants off "
+      "--max-new-tokens 12 --prompts " +
+      shell_quote(dir + "/prompts.jsonl") + " --write-reference " + shell_quote(dir + "/reference.jsonl")));
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const auto generate = run_command(drift_in_source(
+      "generate --config configs/smollm2.toml --chat --json --max-new-tokens 12 --prompt 'Name a primary color.'"));
+  ASSERT_EQ(generate.exit_code, 0) << generate.err;
+  std::ifstream in(dir + "/reference.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  const auto reference = nlohmann::json::parse(line);
+  const auto generated = test::json_lines(generate.out).at(0);
+  EXPECT_EQ(reference["prompt_ids"], generated["prompt_ids"]);
+  EXPECT_EQ(reference["output_ids"], generated["output_ids"]);
+  const std::string stories = test::test_data_path("models/stories260K");
+  const auto no_template =
+      run_command(drift_in_source("bench --model " + shell_quote(stories) + " --chat --num-prompts 1"));
+  EXPECT_NE(no_template.exit_code, 0);
+  EXPECT_THAT(no_template.err, HasSubstr("has no chat template"));
+}
+
 TEST(ChatCommandTest, BadChatUseIsAClearError) {
   const std::string stories = test::test_data_path("models/stories260K");
   auto r = run_command(drift_in_source("chat --model " + shell_quote(stories) + " --prompt hi"));

@@ -67,6 +67,34 @@ TEST(SpeculationCliTest, Eagle3ConfigIsLosslessAndDraftsWell) {
   EXPECT_THAT(eagle3.err, ::testing::HasSubstr("plugin 'eagle3' 1.0.0"));
 }
 
+// SuffixDecoding through the binary: the plain config's tokens; the plugin's own figures (update
+// and speculate costs, where drafts came from) in drift bench's JSON.
+TEST(SpeculationCliTest, SuffixConfigIsLosslessAndReportsItsOwnFigures) {
+  const auto plain = run_command(drift_in_source("generate --config configs/stories260k.toml") + kPrompts);
+  const auto suffix = run_command(drift_in_source("generate --config configs/stories260k-suffix.toml") + kPrompts);
+  ASSERT_EQ(suffix.exit_code, 0) << suffix.err;
+  nlohmann::json summary;
+  const auto p = json_lines(plain.out), s = json_lines(suffix.out, &summary);
+  ASSERT_EQ(s.size(), 2u);
+  for (size_t i = 0; i < s.size(); ++i) EXPECT_EQ(s[i]["output_ids"], p[i]["output_ids"]) << "prompt " << i;
+  // drift generate --json's summary: which provider drafted, and the plugin's own figures.
+  EXPECT_GT(summary["drafts_by_provider"]["suffix_cache"].get<int64_t>(), 0) << summary.dump();
+  EXPECT_GT(summary["plugin_stats"]["suffix_cache"]["proposals"].get<int64_t>(), 0) << summary.dump();
+  const std::string json_path = test::make_temp_dir("bench-suffix") + "/bench.json";
+  const auto bench =
+      run_command(drift_in_source("bench --config configs/stories260k-suffix.toml --num-prompts 6 "
+                                  "--max-new-tokens 32 --json " +
+                                  shell_quote(json_path)));
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  std::ifstream file(json_path);
+  const nlohmann::json j = nlohmann::json::parse(file);
+  const auto& stats = j["results"][1]["plugin_stats"]["suffix_cache"];
+  EXPECT_GT(stats["proposals"].get<int64_t>(), 0);
+  EXPECT_GT(stats["updated_tokens"].get<int64_t>(), 0);
+  EXPECT_TRUE(stats.contains("speculate_us_per_proposal") && stats.contains("drafts_from_global_tree"));
+  EXPECT_GT(j["results"][1]["drafts_by_provider"]["suffix_cache"].get<int64_t>(), 0);
+}
+
 TEST(SpeculationCliTest, StopStringEndsTheTextBeforeIt) {
   const auto r =
       run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once upon a time'"

@@ -1,0 +1,14 @@
+#include "apps/plugin_stats_json.h"
+
+namespace drift::app {
+
+nlohmann::json plugin_stats_json(const Engine& engine) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, text] : engine.plugin_stats()) {
+    nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    out[name] = parsed.is_discarded() ? nlohmann::json(text) : parsed;
+  }
+  return out;
+}
+
+}  // namespace drift::app
