@@ -180,7 +180,7 @@ ForwardBatch Engine::build_batch(const SchedulerOutput& scheduled) const {
 // The rows each chunk wants picked, in logit-row order: its root, then its draft nodes.
 Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled) {
   const ForwardBatch batch = build_batch(scheduled);
-  if (options_.speculation.custom_acceptance) return {{}, executor_->forward(batch)};
+  if (options_.speculation.custom_acceptance) return {{}, executor_->forward(batch), {}};
   std::vector<RowSampling> rows;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
     if (!chunk.wants_logits) continue;
@@ -188,7 +188,9 @@ Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled) {
     for (RowSampling& row : pick_rows(chunk.draft, seq.params, seq.seed, seq.output.size()))
       rows.push_back(std::move(row));
   }
-  return {executor_->forward_picks(batch, rows), Tensor()};
+  TargetOutput output;
+  output.picks = executor_->forward_picks(batch, rows, &output.logprobs);
+  return output;
 }
 
 void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutput& output) {
@@ -214,9 +216,29 @@ void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutpu
             ? accept_picked(chunk.draft, std::span<const int32_t>(output.picks).subspan(first_row, 1 + drafted))
             : options_.speculation.acceptance(chunk.draft, output.logits.as<float>() + first_row * vocab, vocab,
                                               seq.params, seq.seed, seq.output.size());
-    accepted[c] = commit(seq, chunk, path);
+    accepted[c] = commit(seq, chunk, path, path_logprobs(seq, path, output, first_row));
   }
   if (plugins_) plugins_->after_commit(metrics_.steps, scheduled, accepted);
+}
+
+// The logprobs of the path's tokens: token 0 comes from the root's row, token k from the row of
+// the (k-1)-th accepted node (the row whose pick it is).
+std::vector<TokenLogprobs> Engine::path_logprobs(const Sequence& seq, const AcceptedPath& path,
+                                                 const TargetOutput& output, int64_t first_row) const {
+  if (seq.params.logprobs < 0) return {};
+  std::vector<TokenLogprobs> out;
+  const int64_t vocab = executor_->vocab_size();
+  for (size_t k = 0; k < path.tokens.size(); ++k) {
+    const int64_t row = first_row + (k == 0 ? 0 : 1 + path.nodes[k - 1]);
+    if (!output.logits.empty()) {
+      out.push_back(
+          token_logprobs(output.logits.as<float>() + row * vocab, vocab, path.tokens[k], seq.params.logprobs));
+    } else {
+      DRIFT_CHECK(row < static_cast<int64_t>(output.logprobs.size()), "no logprobs for logit row {}", row);
+      out.push_back(output.logprobs[row]);
+    }
+  }
+  return out;
 }
 
 Tensor Engine::score(const std::vector<int32_t>& ids) {

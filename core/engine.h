@@ -39,6 +39,7 @@ struct RequestOutput {
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
   std::string error;                 // set when finish_reason is Error
+  std::vector<TokenLogprobs> logprobs;  // one per new token when the request asked (SamplingParams::logprobs)
 };
 
 // Decides which drafted tokens a verify forward confirms (core/speculation/acceptance.h).
@@ -149,13 +150,18 @@ class Engine {
   struct TargetOutput {
     std::vector<int32_t> picks;
     Tensor logits;
+    std::vector<TokenLogprobs> logprobs;  // per logit row, when a request asked for them
   };
   TargetOutput run_target(const SchedulerOutput& scheduled);
   void process_results(const SchedulerOutput& scheduled, const TargetOutput& output);
+  std::vector<TokenLogprobs> path_logprobs(const Sequence& seq, const AcceptedPath& path, const TargetOutput& output,
+                                           int64_t first_row) const;
   // The update step (engine_commit.cpp): commits what a chunk's forward produced; returns the
   // draft nodes whose tokens (and KV) were kept.
-  std::vector<int32_t> commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path);
-  FinishReason append_output(Sequence& seq, int32_t token);
+  // `logprobs`: one per path token, or empty when the request did not ask.
+  std::vector<int32_t> commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path,
+                              std::span<const TokenLogprobs> logprobs = {});
+  FinishReason append_output(Sequence& seq, int32_t token, const TokenLogprobs* logprobs);
   void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
   void record_draft_probs(Sequence& seq, const DraftTree& draft, std::span<const int32_t> accepted);
   void propose_drafts();

@@ -14,10 +14,11 @@ namespace drift {
 // Appends one token to the output (and its text); the reason the request must end with it, if any.
 // A token that ends the request as EOS or a stop id adds no text (as in vLLM): a chat model's
 // end-of-turn marker, e.g. "<|im_end|>", is not part of the reply.
-FinishReason Engine::append_output(Sequence& seq, int32_t token) {
+FinishReason Engine::append_output(Sequence& seq, int32_t token, const TokenLogprobs* logprobs) {
   seq.output.push_back(token);
   RequestOutput& out = output_for(seq);
   out.new_tokens.push_back(token);
+  if (logprobs) out.logprobs.push_back(*logprobs);
   const auto& stops = seq.params.stop_token_ids;
   const bool is_eos = !seq.params.ignore_eos &&
                       std::find(options_.eos_ids.begin(), options_.eos_ids.end(), token) != options_.eos_ids.end();
@@ -36,15 +37,17 @@ FinishReason Engine::append_output(Sequence& seq, int32_t token) {
   return FinishReason::None;
 }
 
-std::vector<int32_t> Engine::commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path) {
+std::vector<int32_t> Engine::commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path,
+                                    std::span<const TokenLogprobs> logprobs) {
   const bool decoding = !seq.output.empty();
   const auto drafted = static_cast<int64_t>(chunk.draft.size());
   // The cut: tokens in order until one ends the request.
   FinishReason reason = FinishReason::None;
   std::vector<int32_t> committed;
-  for (int32_t token : path.tokens) {
-    committed.push_back(token);
-    if ((reason = append_output(seq, token)) != FinishReason::None) break;
+  for (size_t k = 0; k < path.tokens.size(); ++k) {
+    committed.push_back(path.tokens[k]);
+    const TokenLogprobs* token_logprobs = k < logprobs.size() ? &logprobs[k] : nullptr;
+    if ((reason = append_output(seq, path.tokens[k], token_logprobs)) != FinishReason::None) break;
   }
   // KV: the root (and every chunk token before it) plus the accepted nodes whose tokens were
   // committed, in that order; the other tree slots are rewound.

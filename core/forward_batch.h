@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/token_logprobs.h"
 
 namespace drift {
 
@@ -27,8 +28,11 @@ class ModelExecutor {
   virtual Tensor forward(const ForwardBatch& batch) = 0;
   // The token each logit row picks (rows[i] for logit row i; Backend::pick_tokens): a device
   // executor samples where the logits are, so only the picks cross to the host. The default
-  // samples the host logits of forward().
-  virtual std::vector<int32_t> forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows);
+  // samples the host logits of forward(). `logprobs` (when not null) receives one entry per row:
+  // for a row whose params ask for logprobs, its pick's and top tokens' (rows that do not ask
+  // get an empty entry); only then do logits come to the host.
+  virtual std::vector<int32_t> forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
+                                             std::vector<TokenLogprobs>* logprobs = nullptr);
   // Copies the KV contents of one page to another (copy-on-write support).
   virtual void copy_page(int32_t src, int32_t dst) = 0;
   // Moves the KV of slot src[i] to dst[i], in order (compaction after a verified draft tree).
@@ -45,5 +49,10 @@ class ModelExecutor {
   // accepted nodes' rows move behind their root, as their KV did).
   virtual void reorder_captured(const std::vector<int32_t>& /*rows*/) {}
 };
+
+// Whether any row asks for logprobs; and, for those that do, their entries from host logits.
+bool rows_want_logprobs(std::span<const RowSampling> rows);
+std::vector<TokenLogprobs> rows_logprobs(const Tensor& host_logits, std::span<const RowSampling> rows,
+                                         std::span<const int32_t> picks);
 
 }  // namespace drift

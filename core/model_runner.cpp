@@ -185,11 +185,16 @@ Tensor ModelRunner::forward(const ForwardBatch& batch) {
   });
 }
 
-std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows) {
+std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
+                                                std::vector<TokenLogprobs>* logprobs) {
   DRIFT_CHECK(rows.size() == batch.logit_rows.size(), "{} sampling settings for {} logit rows", rows.size(),
               batch.logit_rows.size());
   return run_forward(batch, [&](const Tensor& logits) {
-    return logits.empty() ? std::vector<int32_t>() : backend_.pick_tokens(logits, rows);
+    if (logits.empty()) return std::vector<int32_t>();
+    std::vector<int32_t> picks = backend_.pick_tokens(logits, rows);
+    // Only requests that asked pay for reading the logits back (a device backend keeps them).
+    if (logprobs && rows_want_logprobs(rows)) *logprobs = rows_logprobs(backend_.to_host_f32(logits), rows, picks);
+    return picks;
   });
 }
 

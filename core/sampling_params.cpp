@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/token_logprobs.h"
+
 namespace drift {
 namespace {
 
@@ -21,6 +23,8 @@ std::optional<InvalidSamplingParam> find_invalid_sampling_param(const SamplingPa
   if (!(p.top_p > 0.0 && p.top_p <= 1.0)) return invalid("top_p", p.top_p, "must be in (0, 1]");
   if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) return invalid("min_p", p.min_p, "must be in [0, 1]");
   if (p.max_new_tokens < 1) return invalid("max_new_tokens", p.max_new_tokens, "must be >= 1");
+  if (p.logprobs < -1 || p.logprobs > kMaxTopLogprobs)
+    return invalid("logprobs", p.logprobs, "must be in [0, 20] (or -1: none)");
   return std::nullopt;
 }
 

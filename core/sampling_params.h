@@ -26,12 +26,15 @@ struct SamplingParams {
   // cached pages only when their salts are equal (e.g. one salt per tenant).
   bool prefix_cache = true;
   std::string cache_salt;
+  // Log-probabilities (core/token_logprobs.h): -1 none; n in [0, 20] the committed token's and
+  // the n most likely tokens' at every output position (RequestOutput::logprobs).
+  int32_t logprobs = -1;
 };
 
 // The first out-of-range field, described so that each caller can name it the way its user wrote
 // it: a request field, a config key (generation.top_p) or a CLI option (--top-p).
 struct InvalidSamplingParam {
-  std::string field;        // "temperature", "top_k", "top_p", "min_p", "max_new_tokens"
+  std::string field;        // "temperature", "top_k", "top_p", "min_p", "max_new_tokens", "logprobs"
   std::string value;        // the value, formatted
   std::string requirement;  // e.g. "must be in (0, 1]"
 };

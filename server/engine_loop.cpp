@@ -1,0 +1,168 @@
+#include "server/engine_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/api_error.h"
+
+namespace drift::server {
+
+EngineLoop::EngineLoop(Engine& engine, int64_t max_requests, ServerMetrics& metrics)
+    : engine_(engine), max_requests_(max_requests), metrics_(metrics) {
+  publish_snapshot();
+}
+
+std::shared_ptr<RequestStream> EngineLoop::submit(std::vector<int32_t> prompt, SamplingParams params) {
+  auto stream = std::make_shared<RequestStream>(static_cast<int64_t>(prompt.size()));
+  {
+    std::lock_guard lock(mutex_);
+    if (shutting_down_) throw ApiError(503, "the server is shutting down and takes no new requests");
+    if (unfinished_ >= max_requests_)
+      throw ApiError(429,
+                     fmt::format("the server is at its limit of {} unfinished requests (--max-requests); retry later",
+                                 max_requests_));
+    unfinished_++;
+    incoming_.push_back({std::move(prompt), std::move(params), stream});
+  }
+  wake_.notify_one();
+  return stream;
+}
+
+void EngineLoop::cancel(const std::shared_ptr<RequestStream>& stream) {
+  stream->cancel();
+  {
+    std::lock_guard lock(mutex_);
+    poke_ = true;
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::begin_shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    shutting_down_ = true;
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::abort_all() {
+  {
+    std::lock_guard lock(mutex_);
+    abort_all_ = true;
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::run() {
+  for (;;) {
+    std::vector<Submission> incoming;
+    bool abort_everything = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return !incoming_.empty() || !active_.empty() || poke_ || abort_all_ || shutting_down_; });
+      if (shutting_down_ && incoming_.empty() && active_.empty()) return;
+      incoming.swap(incoming_);
+      abort_everything = abort_all_;
+      abort_all_ = poke_ = false;
+    }
+    for (Submission& submission : incoming) admit(submission);
+    if (abort_everything) {
+      for (const auto& [id, stream] : active_) stream->cancel();
+    }
+    abort_cancelled();
+    if (active_.empty()) continue;
+    try {
+      for (const RequestOutput& output : engine_.step()) dispatch(output);
+    } catch (const std::exception& e) {
+      // The engine isolates request and plugin faults; what still escapes a step fails every
+      // request in it, and the server goes on with the next ones.
+      spdlog::error("engine step failed: {}", e.what());
+      fail_all(std::string("engine step failed: ") + e.what());
+    }
+    publish_snapshot();
+  }
+}
+
+// Requests the engine refuses at once (it checks what parsing cannot: KV capacity) are rejected
+// before their client gets any response line.
+void EngineLoop::admit(Submission& submission) {
+  const int64_t id = engine_.add_request(std::move(submission.prompt), std::move(submission.params));
+  const Sequence& seq = engine_.request(id);
+  if (seq.finished()) {
+    submission.stream->reject(seq.error);
+    engine_.release(id);
+    unfinished_--;
+    return;
+  }
+  submission.stream->admit();
+  active_.emplace(id, std::move(submission.stream));
+}
+
+void EngineLoop::abort_cancelled() {
+  for (const auto& [id, stream] : active_)
+    if (stream->cancelled()) engine_.abort(id);  // its pages are freed now; the output says "abort"
+}
+
+void EngineLoop::dispatch(const RequestOutput& output) {
+  auto it = active_.find(output.id);
+  if (it == active_.end()) return;  // rejected at admission: already answered
+  RequestStream& stream = *it->second;
+  const auto now = Clock::now();
+  if (!output.new_tokens.empty()) {
+    const auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(now - t).count(); };
+    if (!stream.last_token)
+      metrics_.observe_first_token(since(stream.arrival));
+    else
+      metrics_.observe_inter_token(since(*stream.last_token), static_cast<int64_t>(output.new_tokens.size()));
+    stream.last_token = now;
+  }
+  StreamEvent event{
+      output.new_tokens, output.text, output.logprobs, output.finished, output.finish_reason, output.error, 0};
+  if (output.finished) {
+    const Sequence& seq = engine_.request(output.id);
+    event.output_tokens = static_cast<int64_t>(seq.output.size());
+    metrics_.count_finished(output.finish_reason, static_cast<int64_t>(seq.prompt.size()), event.output_tokens,
+                            std::chrono::duration<double>(now - stream.arrival).count());
+  }
+  it->second->push(std::move(event));
+  if (output.finished) {
+    engine_.release(output.id);
+    active_.erase(it);
+    unfinished_--;
+  }
+}
+
+void EngineLoop::fail_all(const std::string& error) {
+  for (const auto& [id, stream] : active_) engine_.abort(id);
+  for (auto& [id, stream] : active_) {
+    StreamEvent event;
+    event.finished = true;
+    event.finish_reason = FinishReason::Error;
+    event.error = error;
+    event.output_tokens = static_cast<int64_t>(engine_.request(id).output.size());
+    stream->push(std::move(event));
+    engine_.release(id);
+    unfinished_--;
+  }
+  active_.clear();
+  try {  // the aborts' outputs: nothing is waiting for them any more
+    engine_.step();
+  } catch (const std::exception&) {
+  }
+}
+
+void EngineLoop::publish_snapshot() {
+  const EngineMetrics& m = engine_.metrics();
+  EngineSnapshot s;
+  s.running = static_cast<int64_t>(engine_.scheduler().running().size());
+  s.waiting = static_cast<int64_t>(engine_.scheduler().waiting().size());
+  s.kv_pages_total = engine_.kv().num_pages();
+  s.kv_pages_free = engine_.kv().num_free_pages();
+  s.engine_steps = m.steps;
+  s.prefill_tokens = m.prefill_tokens;
+  s.preemptions = m.preemptions;
+  s.speculation = m.speculation;
+  s.prefix_cache = m.prefix_cache;
+  metrics_.set_engine(s);
+}
+
+}  // namespace drift::server

@@ -1,0 +1,65 @@
+#pragma once
+// EngineLoop: the one thread that owns the Engine. HTTP threads submit requests (each gets a
+// RequestStream) and cancel them; the loop adds them to the engine between steps, so every
+// client shares continuous batching, and hands each step's output to its stream. The number of
+// unfinished requests is bounded: beyond it submit() refuses (429), and once shutdown begins it
+// refuses everything (503).
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/engine.h"
+#include "server/request_stream.h"
+#include "server/server_metrics.h"
+
+namespace drift::server {
+
+class EngineLoop {
+ public:
+  EngineLoop(Engine& engine, int64_t max_requests, ServerMetrics& metrics);
+
+  // HTTP threads. submit() throws ApiError 429 (full) or 503 (shutting down).
+  std::shared_ptr<RequestStream> submit(std::vector<int32_t> prompt, SamplingParams params);
+  void cancel(const std::shared_ptr<RequestStream>& stream);
+
+  // The engine thread's body: returns once shutdown began and no request is left.
+  void run();
+  // Stop taking requests; run() returns when the unfinished ones are done.
+  void begin_shutdown();
+  // Abort every unfinished request (their streams finish with finish_reason "abort").
+  void abort_all();
+  bool shutting_down() const { return shutting_down_; }
+  int64_t unfinished() const { return unfinished_; }
+
+ private:
+  struct Submission {
+    std::vector<int32_t> prompt;
+    SamplingParams params;
+    std::shared_ptr<RequestStream> stream;
+  };
+  void admit(Submission& submission);
+  void abort_cancelled();
+  void dispatch(const RequestOutput& output);
+  void fail_all(const std::string& error);
+  void publish_snapshot();
+
+  Engine& engine_;
+  const int64_t max_requests_;
+  ServerMetrics& metrics_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Submission> incoming_;
+  bool abort_all_ = false;
+  bool poke_ = false;  // a cancel arrived
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<int64_t> unfinished_{0};  // submitted and not yet finished
+
+  std::map<int64_t, std::shared_ptr<RequestStream>> active_;  // engine thread only
+};
+
+}  // namespace drift::server

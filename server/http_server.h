@@ -1,0 +1,50 @@
+#pragma once
+// HttpServer: the OpenAI-compatible HTTP front (cpp-httplib). Its threads parse and check each
+// request, submit it to the EngineLoop and write the results -- whole, or as Server-Sent Events
+// while the engine produces them. Routes: POST /v1/completions, /v1/chat/completions; GET
+// /v1/models, /health, /metrics. With an API key, /v1/ routes need "Authorization: Bearer KEY".
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/engine_loop.h"
+#include "server/openai_request.h"
+#include "server/server_metrics.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace drift::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;             // 0: any free port (bind() says which)
+  std::string api_key;         // "" = no authentication
+  int64_t max_requests = 256;  // unfinished requests at once; beyond: 429
+  int64_t http_threads = 0;    // 0: max_requests + 8 (each open stream holds a thread)
+  size_t max_body_bytes = 32u << 20;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ServerOptions options, ServingContext context, EngineLoop& loop, ServerMetrics& metrics,
+             std::function<std::string(int32_t)> token_text);
+  ~HttpServer();
+
+  int bind();    // the port bound; DriftError when the address cannot be bound
+  void serve();  // blocks until stop()
+  void stop();
+  // Responses still being written (a stream may outlive its request's end by a moment).
+  int64_t open_responses() const { return open_responses_; }
+
+ private:
+  void install_routes();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<int64_t> open_responses_{0};
+};
+
+}  // namespace drift::server

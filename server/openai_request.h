@@ -1,0 +1,51 @@
+#pragma once
+// The OpenAI request bodies (/v1/completions, /v1/chat/completions) turned into what the engine
+// runs: prompt ids and SamplingParams. Every field is checked here, before the request is queued:
+// a wrong type, an out-of-range value, an unsupported option, an unknown draft provider or a
+// prompt that cannot fit the model's context is an ApiError (400) naming the field.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/sampling_params.h"
+
+namespace drift::server {
+
+// What parsing needs to know about the served model and engine (fixed while serving).
+struct ServingContext {
+  std::string model_name;   // the id /v1/models lists; "model" must name it
+  int64_t max_seq_len = 0;  // prompt + generated tokens
+  int64_t vocab_size = 0;
+  SamplingParams defaults;  // the config's [generation]: fields a request leaves out
+  // Text -> prompt ids (BOS/EOS as the checkpoint says); null when the model has no tokenizer.
+  std::function<std::vector<int32_t>(const std::string&)> encode_text;
+  // Messages -> prompt ids through the model's chat template; null when it has none, and then
+  // no_chat_template says why.
+  std::function<std::vector<int32_t>(const nlohmann::ordered_json&)> encode_chat;
+  std::string no_chat_template;
+  std::vector<std::string> draft_providers;  // configured [[plugins]] draft providers
+  std::string default_draft_provider;        // [speculative]'s ("" = speculation off by default)
+};
+
+enum class Endpoint { Completions, ChatCompletions };
+
+struct GenerationRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  std::vector<int32_t> prompt;
+  SamplingParams params;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage: a usage chunk before [DONE]
+  bool logprobs = false;       // report logprobs (params.logprobs: how many alternatives)
+};
+
+GenerationRequest parse_completion_request(const nlohmann::ordered_json& body, const ServingContext& context);
+GenerationRequest parse_chat_request(const nlohmann::ordered_json& body, const ServingContext& context);
+
+// Chat message content as the templates expect it: a string stays; a list of {"type": "text",
+// "text": ...} parts becomes their concatenation (other part types are a 400 naming the part).
+nlohmann::ordered_json normalize_messages(const nlohmann::ordered_json& messages);
+
+}  // namespace drift::server

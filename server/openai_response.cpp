@@ -1,0 +1,140 @@
+#include "server/openai_response.h"
+
+namespace drift::server {
+namespace {
+
+using nlohmann::json;
+
+const char* object_name(Endpoint endpoint, bool chunk) {
+  if (endpoint == Endpoint::Completions) return "text_completion";
+  return chunk ? "chat.completion.chunk" : "chat.completion";
+}
+
+json envelope(const ResponseContext& context, bool chunk) {
+  return {{"id", context.id},
+          {"object", object_name(context.endpoint, chunk)},
+          {"created", context.created},
+          {"model", context.model}};
+}
+
+json bytes_of(const std::string& text) {
+  json bytes = json::array();
+  for (unsigned char c : text) bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+// Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
+json chat_logprobs(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs) {
+  json content = json::array();
+  for (const TokenLogprobs& lp : logprobs) {
+    const std::string token = context.token_text(lp.chosen.token);
+    json top = json::array();
+    for (const TokenLogprob& alt : lp.top) {
+      const std::string alt_text = context.token_text(alt.token);
+      top.push_back({{"token", alt_text}, {"logprob", alt.logprob}, {"bytes", bytes_of(alt_text)}});
+    }
+    content.push_back(
+        {{"token", token}, {"logprob", lp.chosen.logprob}, {"bytes", bytes_of(token)}, {"top_logprobs", top}});
+  }
+  return {{"content", content}};
+}
+
+// Completions: parallel lists, top_logprobs as {token: logprob} per position.
+json completion_logprobs(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs, int64_t offset) {
+  json tokens = json::array(), token_logprobs = json::array(), top_logprobs = json::array(), offsets = json::array();
+  for (const TokenLogprobs& lp : logprobs) {
+    const std::string token = context.token_text(lp.chosen.token);
+    tokens.push_back(token);
+    token_logprobs.push_back(lp.chosen.logprob);
+    json top = json::object();
+    for (const TokenLogprob& alt : lp.top) top[context.token_text(alt.token)] = alt.logprob;
+    top_logprobs.push_back(top);
+    offsets.push_back(offset);
+    offset += static_cast<int64_t>(token.size());
+  }
+  return {
+      {"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top_logprobs}, {"text_offset", offsets}};
+}
+
+json logprobs_json(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs, int64_t offset) {
+  if (!context.logprobs) return nullptr;
+  return context.endpoint == Endpoint::ChatCompletions ? chat_logprobs(context, logprobs)
+                                                       : completion_logprobs(context, logprobs, offset);
+}
+
+json finish_json(const StreamEvent& event) {
+  return event.finished ? json(finish_reason_text(event.finish_reason)) : json(nullptr);
+}
+
+}  // namespace
+
+const char* finish_reason_text(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Abort:
+      return "abort";
+    case FinishReason::Error:
+      return "error";
+    case FinishReason::None:
+      break;
+  }
+  return "stop";
+}
+
+json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
+  return {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
+json full_response(const ResponseContext& context, const StreamEvent& all, int64_t prompt_tokens) {
+  json body = envelope(context, false);
+  json choice = {{"index", 0}};
+  if (context.endpoint == Endpoint::ChatCompletions)
+    choice["message"] = {{"role", "assistant"}, {"content", all.text}};
+  else
+    choice["text"] = all.text;
+  choice["logprobs"] = logprobs_json(context, all.logprobs, 0);
+  choice["finish_reason"] = finish_json(all);
+  body["choices"] = json::array({choice});
+  body["usage"] = usage_json(prompt_tokens, all.output_tokens);
+  return body;
+}
+
+json role_chunk(const ResponseContext& context) {
+  json body = envelope(context, true);
+  body["choices"] = json::array({{{"index", 0},
+                                  {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                  {"logprobs", nullptr},
+                                  {"finish_reason", nullptr}}});
+  return body;
+}
+
+json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset) {
+  json body = envelope(context, true);
+  json choice = {{"index", 0}};
+  if (context.endpoint == Endpoint::ChatCompletions)
+    choice["delta"] = event.text.empty() ? json::object() : json{{"content", event.text}};
+  else
+    choice["text"] = event.text;
+  choice["logprobs"] = logprobs_json(context, event.logprobs, text_offset);
+  choice["finish_reason"] = finish_json(event);
+  body["choices"] = json::array({choice});
+  return body;
+}
+
+json usage_chunk(const ResponseContext& context, int64_t prompt_tokens, int64_t completion_tokens) {
+  json body = envelope(context, true);
+  body["choices"] = json::array();
+  body["usage"] = usage_json(prompt_tokens, completion_tokens);
+  return body;
+}
+
+std::string dump_json(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string sse_data(const json& body) { return "data: " + dump_json(body) + "\n\n"; }
+
+}  // namespace drift::server

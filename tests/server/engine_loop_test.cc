@@ -1,0 +1,212 @@
+// The engine thread behind drift serve: requests submitted from many threads share the engine's
+// batches and come out exactly as the offline engine makes them (speculating or not); a cancelled
+// request is aborted and its pages come back; the bound on unfinished requests and shutdown refuse
+// with 429 and 503; logprobs under speculation equal the teacher-forced scores.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/config.h"
+#include "core/engine.h"
+#include "server/api_error.h"
+#include "server/engine_loop.h"
+#include "support/test_data.h"
+
+namespace drift::server {
+namespace {
+
+EngineConfig stories_ngram_config() {
+  const std::string model = test::test_data_path("models/stories260K");
+  if (model.empty()) return {};
+  return parse_config(fmt::format(R"(schema_version = 1
+[model]
+path = "{}"
+[engine]
+max_batch_size = 16
+max_seq_len = 256
+check_kv_integrity = true
+[kv_cache]
+memory_mb = 4
+[speculative]
+enabled = true
+draft_provider = "ngram"
+max_draft_tokens = 4
+[[plugins]]
+name = "ngram"
+[plugins.ngram]
+min_ngram = 1
+)",
+                                  model),
+                      "engine_loop_test", "");
+}
+
+std::vector<std::vector<int32_t>> prompts(const Engine& engine) {
+  std::vector<std::vector<int32_t>> out;
+  for (const char* text : {"Once upon a time", "The little dog", "Lily went to the park", "Tom had a red ball",
+                           "One day, a cat", "There was a big tree"})
+    out.push_back(engine.tokenizer()->encode_prompt(text));
+  return out;
+}
+
+SamplingParams params(int64_t max_new_tokens, bool speculate) {
+  SamplingParams p;
+  p.max_new_tokens = max_new_tokens;
+  p.speculative = speculate ? "" : "off";
+  return p;
+}
+
+// The offline engine's outputs for the same requests, one at a time.
+std::vector<int32_t> offline(const EngineConfig& config, const std::vector<int32_t>& prompt, const SamplingParams& p) {
+  auto engine = Engine::from_config(config);
+  const int64_t id = engine->add_request(prompt, p);
+  while (engine->has_unfinished()) engine->step();
+  return engine->request(id).output;
+}
+
+struct Served {
+  std::vector<int32_t> tokens;
+  std::vector<TokenLogprobs> logprobs;
+  FinishReason reason = FinishReason::None;
+};
+
+Served consume(const std::shared_ptr<RequestStream>& stream) {
+  EXPECT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
+  const StreamEvent all = stream->collect();
+  EXPECT_EQ(static_cast<int64_t>(all.tokens.size()), all.output_tokens);
+  return {all.tokens, all.logprobs, all.finish_reason};
+}
+
+class EngineLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = stories_ngram_config();
+    if (config_.model.path.empty()) GTEST_SKIP() << "[drift-skip] test data missing";
+    engine_ = Engine::from_config(config_);
+  }
+  void start(int64_t max_requests) {
+    loop_ = std::make_unique<EngineLoop>(*engine_, max_requests, metrics_);
+    thread_ = std::thread([this] { loop_->run(); });
+  }
+  void TearDown() override {
+    if (!loop_) return;
+    loop_->begin_shutdown();
+    thread_.join();
+    EXPECT_EQ(engine_->kv().num_free_pages(), engine_->kv().num_pages()) << "pages leaked";
+  }
+  EngineConfig config_;
+  std::unique_ptr<Engine> engine_;
+  ServerMetrics metrics_;
+  std::unique_ptr<EngineLoop> loop_;
+  std::thread thread_;
+};
+
+TEST_F(EngineLoopTest, ConcurrentSubmissionsEqualTheOfflineEngine) {
+  start(64);
+  const auto all = prompts(*engine_);
+  std::vector<std::future<Served>> futures;
+  std::vector<std::pair<size_t, SamplingParams>> asked;
+  for (size_t i = 0; i < 24; ++i) {
+    const SamplingParams p = params(8 + 12 * static_cast<int64_t>(i % 4), i % 2 == 0);
+    asked.emplace_back(i % all.size(), p);
+    futures.push_back(
+        std::async(std::launch::async, [&, i, p] { return consume(loop_->submit(all[i % all.size()], p)); }));
+  }
+  for (size_t i = 0; i < futures.size(); ++i)
+    EXPECT_EQ(futures[i].get().tokens, offline(config_, all[asked[i].first], asked[i].second)) << "request " << i;
+  EXPECT_GT(engine_->metrics().speculation.draft_tokens, 0);
+  EXPECT_EQ(metrics_.engine().running, 0);
+}
+
+TEST_F(EngineLoopTest, CancelledRequestsAreAbortedAndTheirPagesFreed) {
+  start(8);
+  SamplingParams p = params(200, false);
+  p.ignore_eos = true;
+  auto stream = loop_->submit(prompts(*engine_)[0], p);
+  ASSERT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
+  ASSERT_TRUE(stream->next(std::chrono::milliseconds(10000)));  // it is generating
+  loop_->cancel(stream);
+  const StreamEvent rest = stream->collect();
+  EXPECT_EQ(rest.finish_reason, FinishReason::Abort);
+  EXPECT_LT(rest.output_tokens, 200);
+  // The loop may publish its snapshot a moment after the event: wait for it.
+  for (int i = 0; i < 200 && loop_->unfinished() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(loop_->unfinished(), 0);
+}
+
+TEST_F(EngineLoopTest, TheBoundAnswers429AndShutdownAnswers503) {
+  start(2);
+  SamplingParams p = params(200, false);
+  p.ignore_eos = true;
+  auto a = loop_->submit(prompts(*engine_)[0], p);
+  auto b = loop_->submit(prompts(*engine_)[1], p);
+  try {
+    loop_->submit(prompts(*engine_)[2], p);
+    ADD_FAILURE() << "a third request was taken";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 429);
+  }
+  loop_->begin_shutdown();
+  try {
+    loop_->submit(prompts(*engine_)[2], p);
+    ADD_FAILURE() << "a request was taken while shutting down";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 503);
+  }
+  // Unfinished requests still finish after shutdown began.
+  EXPECT_EQ(consume(a).tokens.size(), 200u);
+  EXPECT_EQ(consume(b).reason, FinishReason::Length);
+}
+
+TEST_F(EngineLoopTest, RequestsTheEngineRefusesAreRejectedBeforeAnyOutput) {
+  start(8);
+  SamplingParams p = params(8, true);
+  p.speculative = "no_such_provider";  // the server's parser refuses this first; the engine too
+  auto stream = loop_->submit(prompts(*engine_)[0], p);
+  std::string error;
+  EXPECT_EQ(stream->wait_admission(&error), RequestStream::Admission::Rejected);
+  EXPECT_NE(error.find("no_such_provider"), std::string::npos) << error;
+  EXPECT_EQ(loop_->unfinished(), 0);
+}
+
+// logprobs: with speculation (verify rows) and without, each committed token's logprob equals the
+// log-softmax of the teacher-forced logits at its position, and the top list is sorted and holds it.
+TEST_F(EngineLoopTest, LogprobsEqualTeacherForcedScoresWithAndWithoutSpeculation) {
+  start(8);
+  const std::vector<int32_t> prompt = prompts(*engine_)[0];
+  for (bool speculate : {true, false}) {
+    SamplingParams p = params(160, speculate);
+    p.logprobs = 3;
+    const Served served = consume(loop_->submit(prompt, p));
+    ASSERT_EQ(served.logprobs.size(), served.tokens.size());
+    loop_->begin_shutdown();
+    thread_.join();
+    std::vector<int32_t> ids = prompt;
+    ids.insert(ids.end(), served.tokens.begin(), served.tokens.end());
+    const Tensor logits = engine_->score(ids);
+    const int64_t vocab = logits.dim(1);
+    for (size_t i = 0; i < served.tokens.size(); ++i) {
+      const float* row = logits.as<float>() + (prompt.size() - 1 + i) * vocab;
+      double z = 0;
+      for (int64_t v = 0; v < vocab; ++v) z += std::exp(static_cast<double>(row[v]));
+      const double expected = row[served.tokens[i]] - std::log(z);
+      const TokenLogprobs& lp = served.logprobs[i];
+      EXPECT_EQ(lp.chosen.token, served.tokens[i]);
+      EXPECT_NEAR(lp.chosen.logprob, expected, 1e-4) << "token " << i << (speculate ? " (speculating)" : "");
+      ASSERT_EQ(lp.top.size(), 3u);
+      EXPECT_EQ(lp.top[0].token, served.tokens[i]);  // greedy
+      EXPECT_GE(lp.top[0].logprob, lp.top[1].logprob);
+      EXPECT_GE(lp.top[1].logprob, lp.top[2].logprob);
+    }
+    if (speculate) {
+      EXPECT_GT(engine_->metrics().speculation.accepted_tokens, 0);
+    }
+    start(8);
+  }
+}
+
+}  // namespace
+}  // namespace drift::server

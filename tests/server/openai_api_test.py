@@ -1,0 +1,583 @@
+#!/usr/bin/env python3
+"""`drift serve` driven by the official `openai` client, on the CPU backend, over loopback.
+
+References are independent of the server: `drift generate` (the offline engine, one process per
+reference set) for greedy text and token counts, and `drift score` (teacher-forced logits) for
+logprobs. Metrics are read with prometheus_client's parser. What each class starts:
+
+- SmolLM2Api: configs/smollm2.toml (a real chat model with its template and the prefix cache)
+  with --api-key: completions and chat, streaming and not, stop strings, usage, logprobs, auth.
+- StoriesLoadAndFaults: stories260K with the ngram draft provider: 64 concurrent streaming
+  clients (half without speculation), faults beside good requests, metrics, page accounting.
+- QueueAndShutdown: stories260K with --max-requests 2: 429 beyond the bound, then SIGTERM with
+  a request in flight (it finishes; new ones get 503; exit code 0).
+
+Run through run_openai_api_test.sh (ctest: server.openai_api). Missing shared data skips with a
+"[drift-skip]" line unless DRIFT_REQUIRE_TEST_DATA=1.
+"""
+import argparse
+import concurrent.futures
+import http.client
+import json
+import math
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import openai
+from prometheus_client.parser import text_string_to_metric_families
+
+ARGS = None
+SMOLLM2_PROMPTS = ["What is the capital of France?", "Write one sentence about the sea."]
+STORY_PROMPTS = [
+    "Once upon a time", "Lily went to the park", "The little dog", "Tom had a red ball",
+    "One day, a cat", "The sun was shining", "Sam and his mom", "There was a big tree",
+    "A bird sat on", "The girl was sad because", "Max liked to play", "In a small house",
+    "The boy found a", "Anna wanted to", "It was a rainy day", "The bunny hopped",
+]
+
+
+def data_dir():
+    return os.environ.get("DRIFT_TEST_DATA") or ARGS.default_data or os.path.join(os.path.dirname(ARGS.root), "shared")
+
+
+def require(path, hint):
+    if os.path.exists(path):
+        return path
+    if os.environ.get("DRIFT_REQUIRE_TEST_DATA") == "1":
+        raise AssertionError(f"test data missing: {path} ({hint}; DRIFT_REQUIRE_TEST_DATA=1 requires it)")
+    raise unittest.SkipTest(f"[drift-skip] test data missing: {path} ({hint})")
+
+
+def smollm2_config():
+    require(os.path.join(ARGS.root, "models/smollm2-135m-instruct/model.safetensors"), "run python3 scripts/fetch_model.py")
+    return os.path.join(ARGS.root, "configs/smollm2.toml")
+
+
+def stories_config(tmp):
+    """stories260K with the ngram draft provider: [speculative] on by default."""
+    model = require(os.path.join(data_dir(), "models/stories260K"), "DRIFT_TEST_DATA")
+    path = os.path.join(tmp, "stories-ngram.toml")
+    with open(path, "w") as f:
+        f.write(f"""schema_version = 1
+[model]
+path = "{model}"
+[engine]
+backend = "cpu"
+max_batch_size = 64
+max_num_tokens = 512
+max_seq_len = 256
+check_kv_integrity = true
+[kv_cache]
+block_size = 16
+memory_mb = 16
+[generation]
+max_new_tokens = 64
+temperature = 0.0
+[speculative]
+enabled = true
+draft_provider = "ngram"
+max_draft_tokens = 4
+[[plugins]]
+name = "ngram"
+[plugins.ngram]
+min_ngram = 1
+max_ngram = 3
+""")
+    return path
+
+
+def generate(config, prompts, max_tokens, chat=False, ignore_eos=False):
+    """The offline engine's results (drift generate --json), one per prompt."""
+    cmd = [ARGS.drift, "generate", "--config", config, "--json", "--max-new-tokens", str(max_tokens)]
+    if chat:
+        cmd.append("--chat")
+    if ignore_eos:
+        cmd.append("--ignore-eos")
+    for p in prompts:
+        cmd += ["--prompt", p]
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    return [line for line in lines if "summary" not in line]
+
+
+def score_logits(config, ids):
+    """Teacher-forced next-token logits for `ids` from drift score: a list of rows."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "scores.safetensors")
+        run = subprocess.run([ARGS.drift, "score", "--config", config, "--ids", ",".join(map(str, ids)), "--out", out],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        with open(out, "rb") as f:
+            blob = f.read()
+    (header_len,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + header_len])
+    logits = header["logits"]
+    assert logits["dtype"] == "F32"
+    rows, vocab = logits["shape"]
+    begin, end = logits["data_offsets"]
+    values = struct.unpack(f"<{rows * vocab}f", blob[8 + header_len + begin:8 + header_len + end])
+    return [values[r * vocab:(r + 1) * vocab] for r in range(rows)]
+
+
+def log_softmax_at(row, token):
+    peak = max(row)
+    log_z = peak + math.log(sum(math.exp(x - peak) for x in row))
+    return row[token] - log_z
+
+
+class Server:
+    """A `drift serve` process on a free loopback port."""
+
+    def __init__(self, config, *extra):
+        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([ARGS.drift, "serve", "--config", config, "--port", "0", *extra],
+                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        if "listening on http://" not in line:
+            self.proc.kill()
+            raise AssertionError(f"drift serve did not start: {line!r}\n{self.logs()}")
+        self.port = int(line.rsplit(":", 1)[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def logs(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    def client(self, api_key="unused", **kwargs):
+        return openai.OpenAI(base_url=self.base + "/v1", api_key=api_key, max_retries=0, timeout=300, **kwargs)
+
+    def request(self, method, path, body=None, headers=None):
+        """A raw request: (status, parsed JSON or text)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+        payload = body if isinstance(body, (str, bytes)) or body is None else json.dumps(body)
+        conn.request(method, path, body=payload, headers={"Content-Type": "application/json", **(headers or {})})
+        response = conn.getresponse()
+        text = response.read().decode()
+        conn.close()
+        try:
+            return response.status, json.loads(text)
+        except json.JSONDecodeError:
+            return response.status, text
+
+    def metrics(self):
+        status, text = self.request("GET", "/metrics")
+        assert status == 200
+        samples = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+        return samples
+
+    def stop(self, timeout=120):
+        """SIGTERM; the server must exit 0."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError(f"drift serve did not exit within {timeout} s of SIGTERM\n{self.logs()}")
+        rest = self.proc.stdout.read()
+        self.proc.stdout.close()
+        logs = self.logs()
+        self.log.close()
+        os.unlink(self.log.name)
+        assert code == 0, f"drift serve exited {code}\n{rest}\n{logs}"
+
+
+def metric(samples, name, **labels):
+    return samples.get((name, tuple(sorted((k, str(v)) for k, v in labels.items()))), 0.0)
+
+
+def error_of(status_and_body):
+    status, body = status_and_body
+    assert isinstance(body, dict) and "error" in body, body
+    return status, body["error"]
+
+
+def stream_text(stream):
+    """Concatenated text, finish reason and usage of a streamed completion or chat completion."""
+    text, finish, usage = "", None, None
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            piece = choice.delta.content if hasattr(choice, "delta") else choice.text
+            text += piece or ""
+            finish = choice.finish_reason or finish
+    return text, finish, usage
+
+
+def wait_until(predicate, timeout=60, interval=0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+class SmolLM2Api(unittest.TestCase):
+    KEY = "test-key-123"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.config = smollm2_config()
+        cls.plain = generate(cls.config, SMOLLM2_PROMPTS, 24)
+        cls.chat = generate(cls.config, SMOLLM2_PROMPTS, 24, chat=True)
+        cls.server = Server(cls.config, "--api-key", cls.KEY)
+        cls.client = cls.server.client(cls.KEY)
+        cls.model = "smollm2-135m-instruct"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def test_models_lists_the_served_model(self):
+        ids = [m.id for m in self.client.models.list().data]
+        self.assertEqual(ids, [self.model])
+
+    def test_completion_greedy_text_and_usage_equal_drift_generate(self):
+        for prompt, ref in zip(SMOLLM2_PROMPTS, self.plain):
+            r = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=24, temperature=0)
+            self.assertEqual(r.choices[0].text, ref["text"])
+            self.assertEqual(r.choices[0].finish_reason, ref["finish_reason"])
+            self.assertEqual(r.usage.prompt_tokens, len(ref["prompt_ids"]))
+            self.assertEqual(r.usage.completion_tokens, len(ref["output_ids"]))
+            self.assertEqual(r.usage.total_tokens, len(ref["prompt_ids"]) + len(ref["output_ids"]))
+
+    def test_completion_stream_equals_drift_generate(self):
+        for prompt, ref in zip(SMOLLM2_PROMPTS, self.plain):
+            stream = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=24, temperature=0,
+                                                    stream=True, stream_options={"include_usage": True})
+            text, finish, usage = stream_text(stream)
+            self.assertEqual(text, ref["text"])
+            self.assertEqual(finish, ref["finish_reason"])
+            self.assertEqual((usage.prompt_tokens, usage.completion_tokens), (len(ref["prompt_ids"]), len(ref["output_ids"])))
+
+    def test_chat_greedy_and_streamed_equal_drift_generate_chat(self):
+        for prompt, ref in zip(SMOLLM2_PROMPTS, self.chat):
+            messages = [{"role": "user", "content": prompt}]
+            r = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=24, temperature=0)
+            self.assertEqual(r.choices[0].message.role, "assistant")
+            self.assertEqual(r.choices[0].message.content, ref["text"])
+            self.assertEqual(r.choices[0].finish_reason, ref["finish_reason"])
+            self.assertEqual((r.usage.prompt_tokens, r.usage.completion_tokens), (len(ref["prompt_ids"]), len(ref["output_ids"])))
+            stream = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=24, temperature=0,
+                                                         stream=True, stream_options={"include_usage": True})
+            text, finish, usage = stream_text(stream)
+            self.assertEqual(text, ref["text"])
+            self.assertEqual(finish, ref["finish_reason"])
+            self.assertEqual(usage.completion_tokens, len(ref["output_ids"]))
+
+    def test_stop_strings_cut_exactly_and_are_never_emitted(self):
+        ref = self.chat[1]["text"]
+        # A stop string from the middle of the reply, starting inside a word: it spans tokens.
+        start = len(ref) // 2
+        stop = ref[start:start + 6]
+        first = ref.index(stop)
+        messages = [{"role": "user", "content": SMOLLM2_PROMPTS[1]}]
+        r = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=24, temperature=0, stop=[stop, "zzzz"])
+        self.assertEqual(r.choices[0].message.content, ref[:first])
+        self.assertEqual(r.choices[0].finish_reason, "stop")
+        text, finish, _ = stream_text(self.client.chat.completions.create(
+            model=self.model, messages=messages, max_tokens=24, temperature=0, stop=stop, stream=True))
+        self.assertEqual(text, ref[:first])
+        self.assertEqual(finish, "stop")
+
+    def test_logprobs_equal_teacher_forced_scores(self):
+        ref = generate(self.config, ["Once upon a time"], 8, ignore_eos=True)[0]
+        r = self.client.completions.create(model=self.model, prompt="Once upon a time", max_tokens=8, temperature=0, logprobs=3,
+                                           extra_body={"ignore_eos": True})
+        lp = r.choices[0].logprobs
+        self.assertEqual(len(lp.token_logprobs), 8)
+        rows = score_logits(self.config, ref["prompt_ids"] + ref["output_ids"][:8])
+        prompt_len = len(ref["prompt_ids"])
+        for i, token in enumerate(ref["output_ids"][:8]):
+            expected = log_softmax_at(rows[prompt_len - 1 + i], token)
+            self.assertAlmostEqual(lp.token_logprobs[i], expected, delta=1e-3)
+            self.assertEqual(len(lp.top_logprobs[i]), 3)
+            # Greedy: the chosen token is the most likely one.
+            self.assertAlmostEqual(max(lp.top_logprobs[i].values()), lp.token_logprobs[i], delta=1e-6)
+        self.assertEqual("".join(lp.tokens), r.choices[0].text)
+        chat = self.client.chat.completions.create(model=self.model, messages=[{"role": "user", "content": SMOLLM2_PROMPTS[0]}],
+                                                   max_tokens=6, temperature=0, logprobs=True, top_logprobs=2)
+        content = chat.choices[0].logprobs.content
+        self.assertEqual(len(content), chat.usage.completion_tokens)
+        for entry in content:
+            self.assertEqual(len(entry.top_logprobs), 2)
+            self.assertEqual(entry.top_logprobs[0].token, entry.token)
+            self.assertLessEqual(entry.logprob, 0.0)
+            self.assertEqual(bytes(entry.bytes).decode(errors="replace"), entry.token)
+
+    def test_wrong_or_missing_api_key_is_401_and_health_stays_open(self):
+        with self.assertRaises(openai.AuthenticationError) as caught:
+            self.server.client("wrong").completions.create(model=self.model, prompt="Hi", max_tokens=2)
+        self.assertEqual(caught.exception.status_code, 401)
+        status, body = error_of(self.server.request("POST", "/v1/completions", {"prompt": "Hi"}))
+        self.assertEqual((status, body["type"]), (401, "authentication_error"))
+        self.assertEqual(self.server.request("GET", "/health")[0], 200)
+
+    def test_unknown_model_and_unconfigured_provider_name_the_field(self):
+        with self.assertRaises(openai.NotFoundError) as caught:
+            self.client.completions.create(model="gpt-4", prompt="Hi", max_tokens=2)
+        self.assertEqual(caught.exception.body["param"], "model")
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.client.completions.create(model=self.model, prompt="Hi", max_tokens=2,
+                                           extra_body={"speculative": {"draft_provider": "eagle3"}})
+        self.assertEqual(caught.exception.body["param"], "speculative.draft_provider")
+        self.assertIn("not a configured draft provider", caught.exception.body["message"])
+
+
+    def test_cache_salt_shares_prefix_pages_only_under_equal_salts(self):
+        hits = lambda: metric(self.server.metrics(), "drift_prefix_cache_hit_tokens_total")
+        messages = [{"role": "user", "content": "Tell me about salted caches, tenant by tenant."}]
+        ask = lambda salt: self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=4, temperature=0,
+                                                               extra_body={"cache_salt": salt}).choices[0].message.content
+        before = hits()
+        first = ask("tenant-a")
+        self.assertEqual(hits(), before)  # nothing cached under this salt yet
+        self.assertEqual(ask("tenant-a"), first)
+        after_same = hits()
+        self.assertGreaterEqual(after_same - before, 16)  # at least one full page adopted
+        self.assertEqual(ask("tenant-b"), first)
+        self.assertEqual(hits(), after_same)  # another salt: no sharing
+
+    def test_clients_that_disconnect_mid_stream_give_their_pages_back(self):
+        """SmolLM2 makes a token in about 20 ms, so a stream is still running when its client leaves."""
+        s = self.server
+        finished = lambda: metric(s.metrics(), "drift_requests_finished_total", finish_reason="abort")
+        aborted = finished()
+        body = {"prompt": "Once upon a time", "max_tokens": 300, "ignore_eos": True, "stream": True}
+        complete = lambda p: self.client.completions.create(model=self.model, prompt=p, max_tokens=24, temperature=0).choices[0].text
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            good = [pool.submit(complete, p) for p in SMOLLM2_PROMPTS]
+            for _ in range(3):
+                self.assertIn(b"data: ", open_stream_and_disconnect_authorized(s.port, body, self.KEY))
+            self.assertEqual([f.result() for f in good], [ref["text"] for ref in self.plain])
+        self.assertTrue(wait_until(lambda: finished() == aborted + 3), "the disconnected requests were not aborted")
+
+        def only_cached_pages_in_use():
+            m = s.metrics()
+            used = metric(m, "drift_kv_pages_total") - metric(m, "drift_kv_pages_free")
+            return (used == metric(m, "drift_prefix_cache_pages_held") and metric(m, "drift_requests_running") == 0
+                    and metric(m, "drift_requests_waiting") == 0)
+        self.assertTrue(wait_until(only_cached_pages_in_use), f"pages still in use: {s.metrics()}")
+        report_fault("client disconnects mid-stream (x3)", "aborted, pages freed", {})
+
+
+class StoriesLoadAndFaults(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.config = stories_config(cls.tmp.name)
+        cls.lengths = [8, 32, 64]
+        cls.refs = {n: generate(cls.config, STORY_PROMPTS, n) for n in cls.lengths}
+        cls.server = Server(cls.config, "--api-key", "k")
+        cls.client = cls.server.client("k")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.tmp.cleanup()
+
+    def assert_no_pages_in_use(self):
+        def idle():
+            m = self.server.metrics()
+            return (metric(m, "drift_kv_pages_free") == metric(m, "drift_kv_pages_total")
+                    and metric(m, "drift_requests_running") == 0 and metric(m, "drift_requests_waiting") == 0)
+        self.assertTrue(wait_until(idle), f"pages still in use: {self.server.metrics()}")
+
+    def one_client(self, i):
+        """Client i: a streamed completion; odd clients turn speculation off."""
+        prompt, n = STORY_PROMPTS[i % len(STORY_PROMPTS)], self.lengths[i % len(self.lengths)]
+        extra = {"speculative": {"enabled": False}} if i % 2 else {}
+        start = time.time()
+        stamps = []
+        text, finish, usage = "", None, None
+        stream = self.client.completions.create(model="stories260K", prompt=prompt, max_tokens=n, temperature=0, stream=True,
+                                                stream_options={"include_usage": True}, extra_body=extra)
+        for chunk in stream:
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices:
+                if choice.text:
+                    stamps.append(time.time())
+                text += choice.text
+                finish = choice.finish_reason or finish
+        return {"i": i, "n": n, "prompt": prompt, "text": text, "finish": finish, "usage": usage, "start": start,
+                "stamps": stamps, "end": time.time()}
+
+    def test_64_concurrent_streaming_clients_equal_their_offline_references(self):
+        before = self.server.metrics()
+        wall = time.time()
+        with concurrent.futures.ThreadPoolExecutor(64) as pool:
+            results = list(pool.map(self.one_client, range(64)))
+        wall = time.time() - wall
+        # The HTTP counter is bumped once a response is fully written, a moment after the client
+        # read its last event.
+        http_done = lambda: (metric(self.server.metrics(), "drift_http_requests_total", path="/v1/completions", status=200)
+                             - metric(before, "drift_http_requests_total", path="/v1/completions", status=200)) >= 64
+        self.assertTrue(wait_until(http_done, timeout=10))
+        after = self.server.metrics()
+        for r in results:
+            ref = self.refs[r["n"]][STORY_PROMPTS.index(r["prompt"])]
+            self.assertEqual(r["text"], ref["text"], f"client {r['i']}")
+            self.assertEqual(r["finish"], ref["finish_reason"], f"client {r['i']}")
+            self.assertEqual(r["usage"].completion_tokens, len(ref["output_ids"]))
+            self.assertEqual(r["usage"].prompt_tokens, len(ref["prompt_ids"]))
+        delta = lambda name, **labels: metric(after, name, **labels) - metric(before, name, **labels)
+        tokens = sum(r["usage"].completion_tokens for r in results)
+        self.assertEqual(delta("drift_generation_tokens_total"), tokens)
+        self.assertEqual(delta("drift_prompt_tokens_total"), sum(r["usage"].prompt_tokens for r in results))
+        self.assertEqual(delta("drift_requests_finished_total", finish_reason="stop")
+                         + delta("drift_requests_finished_total", finish_reason="length"), 64)
+        self.assertEqual(delta("drift_e2e_request_latency_seconds_count"), 64)
+        self.assertEqual(delta("drift_time_to_first_token_seconds_count"), 64)
+        self.assertEqual(delta("drift_inter_token_latency_seconds_count"), tokens - 64)
+        self.assertEqual(delta("drift_http_requests_total", path="/v1/completions", status=200), 64)
+        self.assertGreater(delta("drift_spec_draft_tokens_total"), 0)
+        self.assertGreaterEqual(delta("drift_spec_draft_tokens_total"), delta("drift_spec_accepted_tokens_total"))
+        self.assertGreater(metric(after, "drift_spec_acceptance_length"), 1.0)
+        self.assert_no_pages_in_use()
+        report_load(results, wall)
+
+    def test_faults_get_their_status_while_good_requests_complete_unchanged(self):
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            good = [pool.submit(self.one_client, i) for i in range(8)]
+            s = self.server
+            auth = {"Authorization": "Bearer k"}
+            cases = [
+                ("malformed JSON", s.request("POST", "/v1/completions", '{"prompt": "x", ', auth), 400, None),
+                ("body not an object", s.request("POST", "/v1/completions", "[1, 2]", auth), 400, None),
+                ("wrong type", s.request("POST", "/v1/completions", {"prompt": "x", "temperature": "hot"}, auth), 400, "temperature"),
+                ("wrong type in extension", s.request("POST", "/v1/completions",
+                                                      {"prompt": "x", "speculative": {"enabled": "no"}}, auth), 400, "speculative.enabled"),
+                ("unknown extension key", s.request("POST", "/v1/completions",
+                                                    {"prompt": "x", "speculative": {"provider": "ngram"}}, auth), 400, "speculative.provider"),
+                ("out of range", s.request("POST", "/v1/completions", {"prompt": "x", "top_p": 1.5}, auth), 400, "top_p"),
+                ("huge max_tokens", s.request("POST", "/v1/completions", {"prompt": "x", "max_tokens": 10**9}, auth), 400, "max_tokens"),
+                ("over-long prompt", s.request("POST", "/v1/completions", {"prompt": [5] * 300}, auth), 400, "prompt"),
+                ("token id out of range", s.request("POST", "/v1/completions", {"prompt": [1, 999999]}, auth), 400, "prompt[1]"),
+                ("n > 1", s.request("POST", "/v1/completions", {"prompt": "x", "n": 2}, auth), 400, "n"),
+                ("stop of wrong type", s.request("POST", "/v1/completions", {"prompt": "x", "stop": [1]}, auth), 400, "stop[0]"),
+                ("chat without a template", s.request("POST", "/v1/chat/completions",
+                                                      {"messages": [{"role": "user", "content": "hi"}]}, auth), 400, "messages"),
+                ("bad API key", s.request("POST", "/v1/completions", {"prompt": "x"}, {"Authorization": "Bearer nope"}), 401, None),
+                ("unknown route", s.request("GET", "/v1/nothing", None, auth), 404, None),
+            ]
+            for name, response, status, param in cases:
+                got_status, error = error_of(response)
+                self.assertEqual(got_status, status, name)
+                self.assertEqual(error["param"], param, name)
+                self.assertTrue(error["message"], name)
+                report_fault(name, got_status, error)
+            results = [f.result() for f in good]
+        for r in results:
+            ref = self.refs[r["n"]][STORY_PROMPTS.index(r["prompt"])]
+            self.assertEqual(r["text"], ref["text"])
+
+
+def open_stream_and_disconnect_authorized(port, body, key, read_bytes=400):
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    payload = json.dumps(body).encode()
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 + f"Authorization: Bearer {key}\r\nContent-Length: {len(payload)}\r\n\r\n".encode() + payload)
+    received = b""
+    while len(received) < read_bytes:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        received += chunk
+    sock.close()
+    return received
+
+
+class QueueAndShutdown(unittest.TestCase):
+    """SmolLM2 (about 20 ms a token on the CPU), so that requests stay in flight for seconds."""
+
+    def test_queue_overflow_is_429_then_sigterm_finishes_in_flight_work_and_exits_0(self):
+        config = smollm2_config()
+        prompt, n = "Once upon a time", 100
+        ref = generate(config, [prompt], n, ignore_eos=True)[0]
+        server = Server(config, "--max-requests", "2")
+        try:
+            client = server.client()
+            long_request = lambda: stream_text(client.completions.create(
+                model="smollm2-135m-instruct", prompt=prompt, max_tokens=n, temperature=0, stream=True,
+                extra_body={"ignore_eos": True}))
+            with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                running = [pool.submit(long_request) for _ in range(2)]
+                self.assertTrue(wait_until(lambda: metric(server.metrics(), "drift_requests_running") == 2))
+                with self.assertRaises(openai.RateLimitError) as caught:
+                    client.completions.create(model="smollm2-135m-instruct", prompt="Hi", max_tokens=4)
+                self.assertEqual(caught.exception.status_code, 429)
+                report_fault("queue overflow (--max-requests 2, third request)", 429, caught.exception.body)
+                for f in running:
+                    self.assertEqual(f.result()[0], ref["text"])
+            # Shutdown: the request in flight finishes; new ones are refused (503); exit code 0.
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                in_flight = pool.submit(long_request)
+                self.assertTrue(wait_until(lambda: metric(server.metrics(), "drift_requests_running") == 1))
+                server.proc.send_signal(signal.SIGTERM)
+                self.assertTrue(wait_until(lambda: server.request("GET", "/health")[0] == 503, timeout=10))
+                status, error = error_of(server.request("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 2}))
+                self.assertEqual(status, 503)
+                report_fault("request during shutdown (SIGTERM)", status, error)
+                self.assertEqual(in_flight.result()[0], ref["text"])
+            server.stop(timeout=60)
+        finally:
+            if server.proc.poll() is None:
+                server.proc.kill()
+
+
+LOAD_REPORT = []
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * (len(values) - 1) + 0.5))] if values else float("nan")
+
+
+def report_load(results, wall):
+    ttft = [(r["stamps"][0] - r["start"]) * 1000 for r in results if r["stamps"]]
+    gaps = [(b - a) * 1000 for r in results for a, b in zip(r["stamps"], r["stamps"][1:])]
+    tokens = sum(r["usage"].completion_tokens for r in results)
+    LOAD_REPORT.append(f"load: {len(results)} streaming clients, {tokens} tokens in {wall:.2f} s = {tokens / wall:.1f} tokens/s; "
+                       f"TTFT ms p50 {percentile(ttft, .5):.1f} p90 {percentile(ttft, .9):.1f} p99 {percentile(ttft, .99):.1f}; "
+                       f"inter-chunk ms p50 {percentile(gaps, .5):.1f} p90 {percentile(gaps, .9):.1f} p99 {percentile(gaps, .99):.1f}")
+
+
+def report_fault(name, status, error):
+    error = error if isinstance(error, dict) else {}
+    LOAD_REPORT.append(f"fault: {name}: {status} param={error.get('param')} {str(error.get('message', ''))[:100]}")
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--drift", required=True)
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--default-data", default="", help="the build's DRIFT_TEST_DATA (the environment's wins)")
+    ARGS, rest = parser.parse_known_args()
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
+    for line in LOAD_REPORT:
+        print(line)
+    skipped = program.result.skipped
+    if skipped and all("[drift-skip]" in reason for _, reason in skipped):
+        print("[drift-skip] " + skipped[0][1])
+    sys.exit(0 if program.result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
