@@ -104,7 +104,7 @@ int run_serve(const std::vector<std::string>& args) {
       "the model id clients give (default: the model folder's name)")(
       "max-requests", po::value(&a.server.max_requests)->default_value(a.server.max_requests),
       "unfinished requests at once; more get 429")("http-threads", po::value(&a.server.http_threads)->default_value(0),
-                                                   "HTTP worker threads (0: max-requests + 8)")(
+                                                   "HTTP worker threads (0: max-requests + 16)")(
       "shutdown-timeout", po::value(&a.shutdown_timeout)->default_value(a.shutdown_timeout),
       "seconds unfinished requests get to finish after SIGINT/SIGTERM before they are aborted");
   po::variables_map vm;
@@ -137,6 +137,9 @@ int run_serve(const std::vector<std::string>& args) {
 
   std::thread engine_thread([&] { loop.run(); });
   std::thread http_thread([&] { http.serve(); });
+  // stop() only ends a server that is already listening: a signal during startup must wait.
+  const auto listening_by = Clock::now() + std::chrono::seconds(10);
+  while (!http.running() && Clock::now() < listening_by) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("drift serve: {} received: refusing new requests, finishing {} unfinished", strsignal(signal_number),

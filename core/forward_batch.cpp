@@ -1,23 +1,26 @@
 #include "core/forward_batch.h"
 
-#include <algorithm>
-
 #include "core/error.h"
 #include "core/sampler.h"
 
 namespace drift {
 
-bool rows_want_logprobs(std::span<const RowSampling> rows) {
-  return std::any_of(rows.begin(), rows.end(), [](const RowSampling& r) { return r.params.logprobs >= 0; });
+std::vector<int32_t> rows_wanting_logprobs(std::span<const RowSampling> rows) {
+  std::vector<int32_t> wanting;
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (rows[r].params.logprobs >= 0) wanting.push_back(static_cast<int32_t>(r));
+  return wanting;
 }
 
-std::vector<TokenLogprobs> rows_logprobs(const Tensor& host_logits, std::span<const RowSampling> rows,
-                                         std::span<const int32_t> picks) {
+std::vector<TokenLogprobs> rows_logprobs(const Tensor& host_logits, std::span<const int32_t> wanting, bool gathered,
+                                         std::span<const RowSampling> rows, std::span<const int32_t> picks) {
   const int64_t vocab = host_logits.dim(1);
   std::vector<TokenLogprobs> out(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r)
-    if (rows[r].params.logprobs >= 0)
-      out[r] = token_logprobs(host_logits.as<float>() + r * vocab, vocab, picks[r], rows[r].params.logprobs);
+  for (size_t i = 0; i < wanting.size(); ++i) {
+    const int32_t r = wanting[i];
+    const float* row = host_logits.as<float>() + (gathered ? static_cast<int64_t>(i) : r) * vocab;
+    out[r] = token_logprobs(row, vocab, picks[r], rows[r].params.logprobs);
+  }
   return out;
 }
 
@@ -30,7 +33,8 @@ std::vector<int32_t> ModelExecutor::forward_picks(const ForwardBatch& batch, std
   std::vector<int32_t> picks(rows.size());
   for (size_t r = 0; r < rows.size(); ++r)
     picks[r] = sample_token(logits.as<float>() + r * vocab, vocab, rows[r].params, rows[r].seed, rows[r].output_index);
-  if (logprobs && rows_want_logprobs(rows)) *logprobs = rows_logprobs(logits, rows, picks);
+  if (const std::vector<int32_t> wanting = rows_wanting_logprobs(rows); logprobs && !wanting.empty())
+    *logprobs = rows_logprobs(logits, wanting, false, rows, picks);
   return picks;
 }
 

@@ -50,9 +50,11 @@ class ModelExecutor {
   virtual void reorder_captured(const std::vector<int32_t>& /*rows*/) {}
 };
 
-// Whether any row asks for logprobs; and, for those that do, their entries from host logits.
-bool rows_want_logprobs(std::span<const RowSampling> rows);
-std::vector<TokenLogprobs> rows_logprobs(const Tensor& host_logits, std::span<const RowSampling> rows,
-                                         std::span<const int32_t> picks);
+// The rows that ask for logprobs, in order.
+std::vector<int32_t> rows_wanting_logprobs(std::span<const RowSampling> rows);
+// One entry per row: for each row wanting[i], its pick's logprobs from host_logits row i (the
+// asking rows gathered), or row wanting[i] itself when `gathered` is false; empty otherwise.
+std::vector<TokenLogprobs> rows_logprobs(const Tensor& host_logits, std::span<const int32_t> wanting, bool gathered,
+                                         std::span<const RowSampling> rows, std::span<const int32_t> picks);
 
 }  // namespace drift

@@ -192,8 +192,12 @@ std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::
   return run_forward(batch, [&](const Tensor& logits) {
     if (logits.empty()) return std::vector<int32_t>();
     std::vector<int32_t> picks = backend_.pick_tokens(logits, rows);
-    // Only requests that asked pay for reading the logits back (a device backend keeps them).
-    if (logprobs && rows_want_logprobs(rows)) *logprobs = rows_logprobs(backend_.to_host_f32(logits), rows, picks);
+    if (const std::vector<int32_t> wanting = rows_wanting_logprobs(rows); logprobs && !wanting.empty()) {
+      // Only the rows of requests that asked come to the host (a device backend keeps the rest).
+      Tensor asked = scratch({static_cast<int64_t>(wanting.size()), config_.vocab_size}, DType::F32);
+      backend_.gather_rows(logits, wanting, asked);
+      *logprobs = rows_logprobs(backend_.to_host_f32(asked), wanting, true, rows, picks);
+    }
     return picks;
   });
 }

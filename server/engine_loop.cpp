@@ -11,15 +11,19 @@ EngineLoop::EngineLoop(Engine& engine, int64_t max_requests, ServerMetrics& metr
   publish_snapshot();
 }
 
+void EngineLoop::check_capacity() const {
+  if (shutting_down_) throw ApiError(503, "the server is shutting down and takes no new requests");
+  if (unfinished_ >= max_requests_)
+    throw ApiError(429,
+                   fmt::format("the server is at its limit of {} unfinished requests (--max-requests); retry later",
+                               max_requests_));
+}
+
 std::shared_ptr<RequestStream> EngineLoop::submit(std::vector<int32_t> prompt, SamplingParams params) {
   auto stream = std::make_shared<RequestStream>(static_cast<int64_t>(prompt.size()));
   {
     std::lock_guard lock(mutex_);
-    if (shutting_down_) throw ApiError(503, "the server is shutting down and takes no new requests");
-    if (unfinished_ >= max_requests_)
-      throw ApiError(429,
-                     fmt::format("the server is at its limit of {} unfinished requests (--max-requests); retry later",
-                                 max_requests_));
+    check_capacity();
     unfinished_++;
     incoming_.push_back({std::move(prompt), std::move(params), stream});
   }
@@ -54,38 +58,52 @@ void EngineLoop::abort_all() {
 
 void EngineLoop::run() {
   for (;;) {
-    std::vector<Submission> incoming;
-    bool abort_everything = false;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return !incoming_.empty() || !active_.empty() || poke_ || abort_all_ || shutting_down_; });
       if (shutting_down_ && incoming_.empty() && active_.empty()) return;
-      incoming.swap(incoming_);
-      abort_everything = abort_all_;
-      abort_all_ = poke_ = false;
     }
-    for (Submission& submission : incoming) admit(submission);
-    if (abort_everything) {
-      for (const auto& [id, stream] : active_) stream->cancel();
-    }
-    abort_cancelled();
-    if (active_.empty()) continue;
+    // The engine isolates request and plugin faults; what still escapes (here or in a step)
+    // fails every request in flight, and the server goes on with the next ones.
     try {
-      for (const RequestOutput& output : engine_.step()) dispatch(output);
+      iterate();
     } catch (const std::exception& e) {
-      // The engine isolates request and plugin faults; what still escapes a step fails every
-      // request in it, and the server goes on with the next ones.
       spdlog::error("engine step failed: {}", e.what());
       fail_all(std::string("engine step failed: ") + e.what());
     }
-    publish_snapshot();
   }
+}
+
+// One turn: take submissions and cancels, run a step, hand out its outputs.
+void EngineLoop::iterate() {
+  std::vector<Submission> incoming;
+  bool abort_everything = false;
+  {
+    std::lock_guard lock(mutex_);
+    incoming.swap(incoming_);
+    abort_everything = abort_all_;
+    abort_all_ = poke_ = false;
+  }
+  for (Submission& submission : incoming) admit(submission);
+  if (abort_everything)
+    for (const auto& [id, stream] : active_) stream->cancel();
+  abort_cancelled();
+  if (!active_.empty())
+    for (const RequestOutput& output : engine_.step()) dispatch(output);
+  publish_snapshot();
 }
 
 // Requests the engine refuses at once (it checks what parsing cannot: KV capacity) are rejected
 // before their client gets any response line.
 void EngineLoop::admit(Submission& submission) {
-  const int64_t id = engine_.add_request(std::move(submission.prompt), std::move(submission.params));
+  int64_t id = 0;
+  try {
+    id = engine_.add_request(std::move(submission.prompt), std::move(submission.params));
+  } catch (const std::exception& e) {  // its HTTP thread is waiting for an answer: give one
+    submission.stream->reject(std::string("the engine could not take the request: ") + e.what());
+    unfinished_--;
+    return;
+  }
   const Sequence& seq = engine_.request(id);
   if (seq.finished()) {
     submission.stream->reject(seq.error);
@@ -132,20 +150,30 @@ void EngineLoop::dispatch(const RequestOutput& output) {
 }
 
 void EngineLoop::fail_all(const std::string& error) {
-  for (const auto& [id, stream] : active_) engine_.abort(id);
+  const auto now = Clock::now();
   for (auto& [id, stream] : active_) {
+    int64_t prompt_tokens = stream->prompt_tokens(), output_tokens = 0;
+    try {  // the engine may be what failed: nothing it does here may stop the others' answers
+      engine_.abort(id);
+      output_tokens = static_cast<int64_t>(engine_.request(id).output.size());
+      engine_.release(id);
+    } catch (const std::exception& e) {
+      spdlog::error("aborting request {} after the failure: {}", id, e.what());
+    }
+    metrics_.count_finished(FinishReason::Error, prompt_tokens, output_tokens,
+                            std::chrono::duration<double>(now - stream->arrival).count());
     StreamEvent event;
     event.finished = true;
     event.finish_reason = FinishReason::Error;
     event.error = error;
-    event.output_tokens = static_cast<int64_t>(engine_.request(id).output.size());
+    event.output_tokens = output_tokens;
     stream->push(std::move(event));
-    engine_.release(id);
     unfinished_--;
   }
   active_.clear();
   try {  // the aborts' outputs: nothing is waiting for them any more
     engine_.step();
+    publish_snapshot();
   } catch (const std::exception&) {
   }
 }

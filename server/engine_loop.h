@@ -25,6 +25,9 @@ class EngineLoop {
   // HTTP threads. submit() throws ApiError 429 (full) or 503 (shutting down).
   std::shared_ptr<RequestStream> submit(std::vector<int32_t> prompt, SamplingParams params);
   void cancel(const std::shared_ptr<RequestStream>& stream);
+  // The same refusals as submit(), checked before a request is parsed (parsing a large body or
+  // rendering a chat template is the costly part of a refused request).
+  void check_capacity() const;
 
   // The engine thread's body: returns once shutdown began and no request is left.
   void run();
@@ -44,6 +47,7 @@ class EngineLoop {
   void admit(Submission& submission);
   void abort_cancelled();
   void dispatch(const RequestOutput& output);
+  void iterate();
   void fail_all(const std::string& error);
   void publish_snapshot();
 
@@ -51,7 +55,7 @@ class EngineLoop {
   const int64_t max_requests_;
   ServerMetrics& metrics_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Submission> incoming_;
   bool abort_all_ = false;

@@ -43,6 +43,59 @@ struct StreamState {
   int64_t text_offset = 0;
 };
 
+// One call of a stream's content provider: the chat's role chunk first, then the next event
+// (waiting up to 100 ms for one), ending with usage and [DONE]. False when the client is gone.
+bool write_next_events(StreamState& state, httplib::DataSink& sink) {
+  const auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
+  if (state.context.endpoint == Endpoint::ChatCompletions && !state.role_sent) {
+    state.role_sent = true;
+    return write(sse_data(role_chunk(state.context)));
+  }
+  std::optional<StreamEvent> event = state.stream->next(std::chrono::milliseconds(100));
+  if (!event) return sink.is_writable();
+  std::string out;
+  if (event->finished && event->finish_reason == FinishReason::Error) {
+    out = sse_data(error_json(ApiError(500, event->error)));
+  } else if (!event->text.empty() || !event->logprobs.empty() || event->finished) {
+    out = sse_data(event_chunk(state.context, *event, state.text_offset));
+    state.text_offset += static_cast<int64_t>(event->text.size());
+  }
+  if (event->finished) {
+    state.finished = true;
+    if (state.include_usage)
+      out += sse_data(usage_chunk(state.context, state.stream->prompt_tokens(), event->output_tokens));
+    out += "data: [DONE]\n\n";
+  }
+  if (!out.empty() && !write(out)) return false;
+  if (state.finished) sink.done();
+  return true;
+}
+
+// Nesting depth of a JSON text (brackets outside strings), stopping once it passes `limit`:
+// nlohmann's dump and copy recurse, so a body nested thousands deep must never reach them.
+bool nested_deeper_than(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+constexpr int kMaxJsonDepth = 64;
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -62,6 +115,8 @@ struct HttpServer::Impl {
   }
 
   GenerationRequest parse(const httplib::Request& req, Endpoint endpoint) const {
+    if (nested_deeper_than(req.body, kMaxJsonDepth))
+      throw bad_request("", fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
     Json body;
     try {
       body = Json::parse(req.body);
@@ -101,13 +156,16 @@ void HttpServer::serve() { impl_->http.listen_after_bind(); }
 
 void HttpServer::stop() { impl_->http.stop(); }
 
+bool HttpServer::running() const { return impl_->http.is_running(); }
+
 void HttpServer::install_routes() {
   Impl& s = *impl_;
   httplib::Server& http = s.http;
-  const int64_t threads = s.options.http_threads > 0 ? s.options.http_threads : s.options.max_requests + 8;
+  const int64_t threads = s.options.http_threads > 0 ? s.options.http_threads : s.options.max_requests + 16;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   http.set_payload_max_length(s.options.max_body_bytes);
-  http.set_keep_alive_timeout(5);
+  // An idle keep-alive connection holds a worker thread: let it go soon.
+  http.set_keep_alive_timeout(2);
 
   http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     if (req.path.rfind("/v1/", 0) != 0 || s.authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
@@ -151,65 +209,58 @@ void HttpServer::install_routes() {
                             {"max_model_len", s.context.max_seq_len}};
     send_json(res, 200, {{"object", "list"}, {"data", nlohmann::json::array({model})}});
   });
-  for (auto [path, endpoint] : {std::pair{"/v1/completions", Endpoint::Completions},
-                                std::pair{"/v1/chat/completions", Endpoint::ChatCompletions}}) {
-    http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res) {
-      Impl& s = *impl_;
-      std::shared_ptr<RequestStream> stream;
-      GenerationRequest request;
-      try {
-        request = s.parse(req, endpoint);
-        stream = s.loop.submit(request.prompt, request.params);
-      } catch (const ApiError& e) {
-        return send_error(res, e);
-      }
-      std::string rejection;
-      if (stream->wait_admission(&rejection) == RequestStream::Admission::Rejected)
-        return send_error(res, ApiError(400, rejection));
-      const ResponseContext context = s.response_context(request);
-      if (!request.stream) {
-        const StreamEvent all = stream->collect();
-        if (all.finish_reason == FinishReason::Error) return send_error(res, ApiError(500, all.error));
-        return send_json(res, 200, full_response(context, all, stream->prompt_tokens()));
-      }
-      auto state = std::make_shared<StreamState>(StreamState{stream, context, request.include_usage});
-      open_responses_++;
-      res.set_header("Cache-Control", "no-cache");
-      res.set_chunked_content_provider(
-          "text/event-stream",
-          [state](size_t, httplib::DataSink& sink) {
-            const auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
-            if (state->context.endpoint == Endpoint::ChatCompletions && !state->role_sent) {
-              state->role_sent = true;
-              return write(sse_data(role_chunk(state->context)));
-            }
-            std::optional<StreamEvent> event = state->stream->next(std::chrono::milliseconds(100));
-            if (!event) return sink.is_writable();
-            std::string out;
-            if (event->finished && event->finish_reason == FinishReason::Error) {
-              out = sse_data(error_json(ApiError(500, event->error)));
-            } else if (!event->text.empty() || !event->logprobs.empty() || event->finished) {
-              out = sse_data(event_chunk(state->context, *event, state->text_offset));
-              state->text_offset += static_cast<int64_t>(event->text.size());
-            }
-            if (event->finished) {
-              state->finished = true;
-              if (state->include_usage)
-                out += sse_data(usage_chunk(state->context, state->stream->prompt_tokens(), event->output_tokens));
-              out += "data: [DONE]\n\n";
-            }
-            if (!out.empty() && !write(out)) return false;
-            if (state->finished) sink.done();
-            return true;
-          },
-          [this, state](bool) {
-            // The client went away (or the write failed) before the end: the engine aborts the
-            // request and frees its pages.
-            if (!state->finished) impl_->loop.cancel(state->stream);
-            open_responses_--;
-          });
-    });
+  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    handle_generation(Endpoint::Completions, req, res);
+  });
+  http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    handle_generation(Endpoint::ChatCompletions, req, res);
+  });
+}
+
+// Parse, submit, wait for admission, then answer whole or as Server-Sent Events.
+void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+  Impl& s = *impl_;
+  std::shared_ptr<RequestStream> stream;
+  GenerationRequest request;
+  try {
+    s.loop.check_capacity();  // before the costly part (parsing, tokenizing, template rendering)
+    request = s.parse(req, endpoint);
+    stream = s.loop.submit(request.prompt, request.params);
+  } catch (const ApiError& e) {
+    return send_error(res, e);
   }
+  std::string rejection;
+  if (stream->wait_admission(&rejection) == RequestStream::Admission::Rejected)
+    return send_error(res, ApiError(400, rejection));
+  const ResponseContext context = s.response_context(request);
+  if (!request.stream) {
+    const StreamEvent all = stream->collect();
+    if (all.finish_reason == FinishReason::Error) return send_error(res, ApiError(500, all.error));
+    return send_json(res, 200, full_response(context, all, stream->prompt_tokens()));
+  }
+  auto state = std::make_shared<StreamState>(StreamState{stream, context, request.include_usage});
+  open_responses_++;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [state](size_t, httplib::DataSink& sink) {
+        // httplib does not catch what a content provider throws (it would end the process):
+        // a failure here ends this stream with an error event, and the request is aborted.
+        try {
+          return write_next_events(*state, sink);
+        } catch (const std::exception& e) {
+          spdlog::error("drift serve: streaming a response failed: {}", e.what());
+          const std::string out = sse_data(error_json(ApiError(500, e.what()))) + "data: [DONE]\n\n";
+          sink.write(out.data(), out.size());
+          return false;
+        }
+      },
+      [this, state](bool) {
+        // The client went away (or a write failed) before the end: the engine aborts the
+        // request and frees its pages.
+        if (!state->finished) impl_->loop.cancel(state->stream);
+        open_responses_--;
+      });
 }
 
 }  // namespace drift::server

@@ -15,7 +15,9 @@
 
 namespace httplib {
 class Server;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace drift::server {
 
@@ -24,7 +26,7 @@ struct ServerOptions {
   int port = 8000;             // 0: any free port (bind() says which)
   std::string api_key;         // "" = no authentication
   int64_t max_requests = 256;  // unfinished requests at once; beyond: 429
-  int64_t http_threads = 0;    // 0: max_requests + 8 (each open stream holds a thread)
+  int64_t http_threads = 0;    // 0: max_requests + 16 (each open stream holds a thread)
   size_t max_body_bytes = 32u << 20;
 };
 
@@ -37,11 +39,13 @@ class HttpServer {
   int bind();    // the port bound; DriftError when the address cannot be bound
   void serve();  // blocks until stop()
   void stop();
+  bool running() const;  // serving (serve() has started listening)
   // Responses still being written (a stream may outlive its request's end by a moment).
   int64_t open_responses() const { return open_responses_; }
 
  private:
   void install_routes();
+  void handle_generation(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::atomic<int64_t> open_responses_{0};

@@ -460,6 +460,8 @@ class StoriesLoadAndFaults(unittest.TestCase):
             cases = [
                 ("malformed JSON", s.request("POST", "/v1/completions", '{"prompt": "x", ', auth), 400, None),
                 ("body not an object", s.request("POST", "/v1/completions", "[1, 2]", auth), 400, None),
+                ("JSON nested 100,000 deep", s.request("POST", "/v1/completions",
+                                                       '{"prompt": ' + "[" * 100000 + "]" * 100000 + "}", auth), 400, None),
                 ("wrong type", s.request("POST", "/v1/completions", {"prompt": "x", "temperature": "hot"}, auth), 400, "temperature"),
                 ("wrong type in extension", s.request("POST", "/v1/completions",
                                                       {"prompt": "x", "speculative": {"enabled": "no"}}, auth), 400, "speculative.enabled"),
