@@ -35,12 +35,18 @@ int64_t unix_seconds() {
 
 // What one streamed response keeps between the content provider's calls.
 struct StreamState {
+  StreamState(std::shared_ptr<RequestStream> s, ResponseContext c, bool usage)
+      : stream(std::move(s)),
+        context(std::move(c)),
+        include_usage(usage),
+        texts(context.token_text, context.prompt_tail) {}
   std::shared_ptr<RequestStream> stream;
   ResponseContext context;
   bool include_usage = false;
   bool role_sent = false;
   bool finished = false;  // the request's last event was written
   int64_t text_offset = 0;
+  TokenTexts texts;  // logprobs' token strings, in place
 };
 
 // One call of a stream's content provider: the chat's role chunk first, then the next event
@@ -57,7 +63,7 @@ bool write_next_events(StreamState& state, httplib::DataSink& sink) {
   if (event->finished && event->finish_reason == FinishReason::Error) {
     out = sse_data(error_json(ApiError(500, event->error)));
   } else if (!event->text.empty() || !event->logprobs.empty() || event->finished) {
-    out = sse_data(event_chunk(state.context, *event, state.text_offset));
+    out = sse_data(event_chunk(state.context, *event, state.text_offset, state.texts));
     state.text_offset += static_cast<int64_t>(event->text.size());
   }
   if (event->finished) {
@@ -103,11 +109,11 @@ struct HttpServer::Impl {
   ServingContext context;
   EngineLoop& loop;
   ServerMetrics& metrics;
-  std::function<std::string(int32_t)> token_text;
+  TokenText token_text;
   httplib::Server http;
   std::atomic<int64_t> next_id{0};
 
-  Impl(ServerOptions o, ServingContext c, EngineLoop& l, ServerMetrics& m, std::function<std::string(int32_t)> t)
+  Impl(ServerOptions o, ServingContext c, EngineLoop& l, ServerMetrics& m, TokenText t)
       : options(std::move(o)), context(std::move(c)), loop(l), metrics(m), token_text(std::move(t)) {}
 
   bool authorized(const httplib::Request& req) const {
@@ -129,14 +135,21 @@ struct HttpServer::Impl {
 
   ResponseContext response_context(const GenerationRequest& r) {
     const bool chat = r.endpoint == Endpoint::ChatCompletions;
-    return {r.endpoint,     fmt::format("{}-{}-{}", chat ? "chatcmpl" : "cmpl", unix_seconds(), next_id++),
-            unix_seconds(), context.model_name,
-            r.logprobs,     token_text};
+    ResponseContext response;
+    response.endpoint = r.endpoint;
+    response.id = fmt::format("{}-{}-{}", chat ? "chatcmpl" : "cmpl", unix_seconds(), next_id++);
+    response.created = unix_seconds();
+    response.model = context.model_name;
+    response.logprobs = r.logprobs;
+    response.token_text = token_text;
+    if (r.logprobs)
+      response.prompt_tail.assign(r.prompt.end() - std::min<ptrdiff_t>(4, std::ssize(r.prompt)), r.prompt.end());
+    return response;
   }
 };
 
 HttpServer::HttpServer(ServerOptions options, ServingContext context, EngineLoop& loop, ServerMetrics& metrics,
-                       std::function<std::string(int32_t)> token_text)
+                       TokenText token_text)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(context), loop, metrics, std::move(token_text))) {
   install_routes();
 }
@@ -238,7 +251,7 @@ void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& re
     if (all.finish_reason == FinishReason::Error) return send_error(res, ApiError(500, all.error));
     return send_json(res, 200, full_response(context, all, stream->prompt_tokens()));
   }
-  auto state = std::make_shared<StreamState>(StreamState{stream, context, request.include_usage});
+  auto state = std::make_shared<StreamState>(stream, context, request.include_usage);
   open_responses_++;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(

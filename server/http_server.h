@@ -11,6 +11,7 @@
 
 #include "server/engine_loop.h"
 #include "server/openai_request.h"
+#include "server/openai_response.h"
 #include "server/server_metrics.h"
 
 namespace httplib {
@@ -33,7 +34,7 @@ struct ServerOptions {
 class HttpServer {
  public:
   HttpServer(ServerOptions options, ServingContext context, EngineLoop& loop, ServerMetrics& metrics,
-             std::function<std::string(int32_t)> token_text);
+             TokenText token_text);
   ~HttpServer();
 
   int bind();    // the port bound; DriftError when the address cannot be bound

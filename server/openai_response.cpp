@@ -1,5 +1,7 @@
 #include "server/openai_response.h"
 
+#include <algorithm>
+
 namespace drift::server {
 namespace {
 
@@ -24,15 +26,15 @@ json bytes_of(const std::string& text) {
 }
 
 // Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}]}.
-json chat_logprobs(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs) {
+json chat_logprobs(const std::vector<TokenLogprobs>& logprobs, TokenTexts& texts) {
   json content = json::array();
   for (const TokenLogprobs& lp : logprobs) {
-    const std::string token = context.token_text(lp.chosen.token);
     json top = json::array();
     for (const TokenLogprob& alt : lp.top) {
-      const std::string alt_text = context.token_text(alt.token);
+      const std::string alt_text = texts.alternative(alt.token);
       top.push_back({{"token", alt_text}, {"logprob", alt.logprob}, {"bytes", bytes_of(alt_text)}});
     }
+    const std::string token = texts.next(lp.chosen.token);
     content.push_back(
         {{"token", token}, {"logprob", lp.chosen.logprob}, {"bytes", bytes_of(token)}, {"top_logprobs", top}});
   }
@@ -40,14 +42,14 @@ json chat_logprobs(const ResponseContext& context, const std::vector<TokenLogpro
 }
 
 // Completions: parallel lists, top_logprobs as {token: logprob} per position.
-json completion_logprobs(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs, int64_t offset) {
+json completion_logprobs(const std::vector<TokenLogprobs>& logprobs, int64_t offset, TokenTexts& texts) {
   json tokens = json::array(), token_logprobs = json::array(), top_logprobs = json::array(), offsets = json::array();
   for (const TokenLogprobs& lp : logprobs) {
-    const std::string token = context.token_text(lp.chosen.token);
+    json top = json::object();
+    for (const TokenLogprob& alt : lp.top) top[texts.alternative(alt.token)] = alt.logprob;
+    const std::string token = texts.next(lp.chosen.token);
     tokens.push_back(token);
     token_logprobs.push_back(lp.chosen.logprob);
-    json top = json::object();
-    for (const TokenLogprob& alt : lp.top) top[context.token_text(alt.token)] = alt.logprob;
     top_logprobs.push_back(top);
     offsets.push_back(offset);
     offset += static_cast<int64_t>(token.size());
@@ -56,10 +58,11 @@ json completion_logprobs(const ResponseContext& context, const std::vector<Token
       {"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top_logprobs}, {"text_offset", offsets}};
 }
 
-json logprobs_json(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs, int64_t offset) {
+json logprobs_json(const ResponseContext& context, const std::vector<TokenLogprobs>& logprobs, int64_t offset,
+                   TokenTexts& texts) {
   if (!context.logprobs) return nullptr;
-  return context.endpoint == Endpoint::ChatCompletions ? chat_logprobs(context, logprobs)
-                                                       : completion_logprobs(context, logprobs, offset);
+  return context.endpoint == Endpoint::ChatCompletions ? chat_logprobs(logprobs, texts)
+                                                       : completion_logprobs(logprobs, offset, texts);
 }
 
 json finish_json(const StreamEvent& event) {
@@ -67,6 +70,20 @@ json finish_json(const StreamEvent& event) {
 }
 
 }  // namespace
+
+TokenTexts::TokenTexts(TokenText decode, std::span<const int32_t> before) : decode_(std::move(decode)) {
+  const size_t keep = std::min(before.size(), kWindow);
+  window_.assign(before.end() - static_cast<std::ptrdiff_t>(keep), before.end());
+}
+
+std::string TokenTexts::alternative(int32_t token) const { return decode_(window_, token); }
+
+std::string TokenTexts::next(int32_t token) {
+  std::string text = decode_(window_, token);
+  window_.push_back(token);
+  if (window_.size() > kWindow) window_.erase(window_.begin());
+  return text;
+}
 
 const char* finish_reason_text(FinishReason reason) {
   switch (reason) {
@@ -97,7 +114,8 @@ json full_response(const ResponseContext& context, const StreamEvent& all, int64
     choice["message"] = {{"role", "assistant"}, {"content", all.text}};
   else
     choice["text"] = all.text;
-  choice["logprobs"] = logprobs_json(context, all.logprobs, 0);
+  TokenTexts texts(context.token_text, context.prompt_tail);
+  choice["logprobs"] = logprobs_json(context, all.logprobs, 0, texts);
   choice["finish_reason"] = finish_json(all);
   body["choices"] = json::array({choice});
   body["usage"] = usage_json(prompt_tokens, all.output_tokens);
@@ -113,14 +131,14 @@ json role_chunk(const ResponseContext& context) {
   return body;
 }
 
-json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset) {
+json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset, TokenTexts& texts) {
   json body = envelope(context, true);
   json choice = {{"index", 0}};
   if (context.endpoint == Endpoint::ChatCompletions)
     choice["delta"] = event.text.empty() ? json::object() : json{{"content", event.text}};
   else
     choice["text"] = event.text;
-  choice["logprobs"] = logprobs_json(context, event.logprobs, text_offset);
+  choice["logprobs"] = logprobs_json(context, event.logprobs, text_offset, texts);
   choice["finish_reason"] = finish_json(event);
   body["choices"] = json::array({choice});
   return body;

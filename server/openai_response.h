@@ -3,6 +3,7 @@
 // and /v1/chat/completions, logprobs in each endpoint's own layout, and usage.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,24 @@
 
 namespace drift::server {
 
+// The text `token` adds after the tokens `before` (a decoder's view; logprobs' token strings).
+using TokenText = std::function<std::string(std::span<const int32_t> before, int32_t token)>;
+
+// Logprobs' token strings as they read in place: each token decoded after a short window of the
+// tokens before it, so SentencePiece's leading spaces and characters split over byte tokens come
+// out as in the text (a token decoded alone loses them).
+class TokenTexts {
+ public:
+  TokenTexts(TokenText decode, std::span<const int32_t> before);
+  std::string alternative(int32_t token) const;  // what `token` would add at the next position
+  std::string next(int32_t token);               // what the committed `token` adds; it joins the window
+
+ private:
+  static constexpr size_t kWindow = 4;
+  TokenText decode_;
+  std::vector<int32_t> window_;
+};
+
 // One response's identity and what its bodies need.
 struct ResponseContext {
   Endpoint endpoint = Endpoint::Completions;
@@ -22,7 +41,8 @@ struct ResponseContext {
   int64_t created = 0;  // unix seconds
   std::string model;
   bool logprobs = false;
-  std::function<std::string(int32_t)> token_text;  // one token's text (logprobs)
+  TokenText token_text;              // for logprobs' token strings
+  std::vector<int32_t> prompt_tail;  // the prompt's last tokens: the first one's window
 };
 
 // "stop" | "length" | "abort" | "error" (OpenAI's names where it has them).
@@ -37,7 +57,8 @@ nlohmann::json full_response(const ResponseContext& context, const StreamEvent& 
 // last, finish_reason), and the usage chunk. `text_offset`: the completion text already sent
 // (completions' logprobs count offsets from the start of the reply).
 nlohmann::json role_chunk(const ResponseContext& context);
-nlohmann::json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset);
+nlohmann::json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset,
+                           TokenTexts& texts);
 nlohmann::json usage_chunk(const ResponseContext& context, int64_t prompt_tokens, int64_t completion_tokens);
 
 // "data: <json>\n\n" (invalid UTF-8 in decoded text is replaced, never a failed response).

@@ -452,6 +452,22 @@ class StoriesLoadAndFaults(unittest.TestCase):
         self.assert_no_pages_in_use()
         report_load(results, wall)
 
+    def test_logprob_token_strings_read_in_place_with_sentencepiece(self):
+        """stories260K's tokenizer is SentencePiece: a token decoded alone loses its leading space."""
+        for stream in (False, True):
+            r = self.client.completions.create(model="stories260K", prompt="Once upon a time", max_tokens=40, temperature=0,
+                                               logprobs=2, stream=stream)
+            chunks = list(r) if stream else [r]
+            text = "".join(c.choices[0].text for c in chunks if c.choices)
+            tokens, offsets = [], []
+            for c in chunks:
+                if c.choices and c.choices[0].logprobs:
+                    tokens += c.choices[0].logprobs.tokens
+                    offsets += c.choices[0].logprobs.text_offset
+            self.assertEqual("".join(tokens), text)
+            self.assertTrue(any(t.startswith(" ") for t in tokens))
+            self.assertEqual(offsets, [len("".join(tokens[:i])) for i in range(len(tokens))])
+
     def test_faults_get_their_status_while_good_requests_complete_unchanged(self):
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             good = [pool.submit(self.one_client, i) for i in range(8)]
