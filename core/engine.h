@@ -165,8 +165,9 @@ class Engine {
   void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
   void record_draft_probs(Sequence& seq, const DraftTree& draft, std::span<const int32_t> accepted);
   void propose_drafts();
-  void fall_back_where_weak(std::span<const DraftRequest> requests, std::vector<DraftTree>& trees,
-                            std::vector<std::string>& drafted_by);
+  bool still_drafts(Sequence& seq);
+  void fall_back_where_weak(std::span<const DraftRequest> requests, std::span<const int32_t> depth_limits,
+                            std::vector<DraftTree>& trees, std::vector<std::string>& drafted_by);
   int64_t draft_depth_limit(const Sequence& seq) const;
   RequestOutput& output_for(Sequence& seq);
 

@@ -121,6 +121,21 @@ int64_t Engine::draft_depth_limit(const Sequence& seq) const {
   return options_.speculation.max_depth > 0 ? std::min(depth, options_.speculation.max_depth) : depth;
 }
 
+// Whether the request's provider can still draft for it. One that failed it (a [fallback] line
+// disabled it) hands the request to the hybrid's fallback provider when that one can; with
+// neither, the request decodes plainly from now on.
+bool Engine::still_drafts(Sequence& seq) {
+  const PluginHost& host = plugins_->host();
+  if (host.draft_provider_usable(seq.draft_provider, seq.id)) return true;
+  const std::string& fallback = options_.speculation.fallback_provider;
+  if (seq.draft_provider.empty() && !fallback.empty() && host.draft_provider_usable(fallback, seq.id)) {
+    seq.draft_provider = fallback;
+    return true;
+  }
+  seq.speculate = false;
+  return false;
+}
+
 // End of a step: each running sequence that is decoding and still speculates gets a draft from
 // its provider, verified in the next step. A provider that fails or proposes an invalid tree is
 // disabled for the request (one [fallback] line); the request goes on without drafts.
@@ -130,21 +145,22 @@ void Engine::propose_drafts() {
   std::vector<DraftRequest> requests;
   for (Sequence* seq : scheduler_->running()) {
     if (!seq->speculate || seq->total_len() - seq->num_computed != 1 || draft_depth_limit(*seq) <= 0) continue;
-    if (!plugins_->host().draft_provider_usable(seq->draft_provider, seq->id)) {
-      seq->speculate = false;  // a fallback disabled it: plain decoding from now on
-      continue;
-    }
+    if (!still_drafts(*seq)) continue;
     seqs.push_back(seq);
     requests.push_back({seq->id, static_cast<int32_t>(options_.speculation.max_draft_tokens), seq->draft_provider});
   }
   if (requests.empty()) return;
   std::vector<DraftTree> trees = plugins_->propose(metrics_.steps, requests);
+  std::vector<int32_t> depth_limits(requests.size());
   std::vector<std::string> drafted_by(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i)
+  for (size_t i = 0; i < requests.size(); ++i) {
+    depth_limits[i] = static_cast<int32_t>(draft_depth_limit(*seqs[i]));
+    trees[i] = limit_depth(trees[i], depth_limits[i]);  // before judging it: what would be verified
     drafted_by[i] = requests[i].provider.empty() ? plugins_->host().draft_provider_name() : requests[i].provider;
-  fall_back_where_weak(requests, trees, drafted_by);
+  }
+  fall_back_where_weak(requests, depth_limits, trees, drafted_by);
   for (size_t i = 0; i < seqs.size(); ++i) {
-    seqs[i]->draft = limit_depth(trees[i], static_cast<int32_t>(draft_depth_limit(*seqs[i])));
+    seqs[i]->draft = std::move(trees[i]);
     if (!seqs[i]->draft.empty()) metrics_.drafts_by_provider[drafted_by[i]]++;
   }
 }
@@ -152,8 +168,8 @@ void Engine::propose_drafts() {
 // Hybrid drafting: each tree of [speculative]'s provider that expects fewer than fallback_below
 // accepted tokens (the sum of its nodes' path probabilities; a tree without probabilities counts
 // every node as certain) is replaced by the fallback provider's tree, when it has one.
-void Engine::fall_back_where_weak(std::span<const DraftRequest> requests, std::vector<DraftTree>& trees,
-                                  std::vector<std::string>& drafted_by) {
+void Engine::fall_back_where_weak(std::span<const DraftRequest> requests, std::span<const int32_t> depth_limits,
+                                  std::vector<DraftTree>& trees, std::vector<std::string>& drafted_by) {
   const std::string& fallback = options_.speculation.fallback_provider;
   if (fallback.empty()) return;
   std::vector<size_t> weak;
@@ -166,8 +182,8 @@ void Engine::fall_back_where_weak(std::span<const DraftRequest> requests, std::v
   if (again.empty()) return;
   std::vector<DraftTree> other = plugins_->propose(metrics_.steps, again);
   for (size_t k = 0; k < weak.size(); ++k)
-    if (!other[k].empty()) {
-      trees[weak[k]] = std::move(other[k]);
+    if (DraftTree limited = limit_depth(other[k], depth_limits[weak[k]]); !limited.empty()) {
+      trees[weak[k]] = std::move(limited);
       drafted_by[weak[k]] = fallback;
     }
 }

@@ -8,6 +8,8 @@ namespace suffix {
 namespace {
 
 // A possible next draft token: where it leads, its probability given its parent, its path's.
+// Only tokens whose path probability stays >= min_token_prob are candidates (SuffixDecoding's
+// tau bounds the whole path, as in ArcticInference); along an edge the path does not change.
 struct Candidate {
   Position next;
   int32_t token = 0;
@@ -31,7 +33,7 @@ void continuations(Position at, double path, int32_t parent, int32_t limit, cons
     const Node* child = owned.get();
     if (emitted == limit) break;
     const double prob = static_cast<double>(child->count) / static_cast<double>(total);
-    if (prob < p.min_token_prob) break;  // children are in count order: the rest are rarer
+    if (path * prob < p.min_token_prob) break;  // children are in count order: the rest are rarer
     emit(Candidate{{child, 1}, child->label.front(), static_cast<float>(prob), path * prob, parent});
     ++emitted;
   }

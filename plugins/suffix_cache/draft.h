@@ -2,8 +2,9 @@
 // Drafts from a suffix tree (SuffixDecoding): from where the context's last tokens end in the
 // tree, continue along what followed them before. Along an edge the next token is certain;
 // at a node, a child's probability is its share of the occurrences that went on. A chain takes
-// the most frequent child while the token's probability stays >= min_token_prob; a tree grows
-// best-first by path probability (the product along its path). A match of L tokens drafts at
+// the most frequent child while the path probability (the product along the path) stays >=
+// min_token_prob; a tree grows best-first by path probability, over nodes whose path
+// probability is >= min_token_prob. A match of L tokens drafts at
 // most min(max_spec_tokens, alpha * L + beta) tokens (and the engine's budget): longer matches
 // are trusted further. A draft's score is the sum of its path probabilities -- the tokens it
 // expects to be accepted -- and the best-scoring match wins.

@@ -3,7 +3,7 @@
 //   max_depth = 24             longest context suffix matched (and stored per position)
 //   max_spec_tokens = 16       most tokens one draft holds (also capped by the engine's budget)
 //   alpha = 1.0, beta = 0.0    a match of L tokens drafts at most alpha * L + beta tokens
-//   min_token_prob = 0.1       tokens less likely than this given their parent are not drafted
+//   min_token_prob = 0.1       tokens whose path probability falls below this are not drafted
 //   max_cached_requests = 1000 responses kept in the global tree, oldest evicted first (0: none)
 //   draft = "tree"             "tree" (best-first by path probability) or "chain"
 // A wrong type, an out-of-range value or an unknown key is an error naming the key.

@@ -59,8 +59,9 @@ Draft Speculator::propose(int64_t seq, int32_t budget) {
     bool global = false;
     // A draft scoring its whole budget cannot be beaten (ties stay with the request's own tree).
     const int32_t most = std::min(settings_.draft.max_spec_tokens, budget);
-    if (global_.num_sequences() > 0 && best.score < most) {
-      const std::vector<int32_t>& context = *own.tokens(kOwn);
+    const std::vector<int32_t>* own_tokens = own.tokens(kOwn);  // none yet: an empty prompt
+    if (own_tokens && global_.num_sequences() > 0 && best.score < most) {
+      const std::vector<int32_t>& context = *own_tokens;
       std::vector<Position> matches(static_cast<size_t>(settings_.max_depth - 1));
       for (size_t length = 1; length <= matches.size() && length <= context.size(); ++length) {
         matches[length - 1] = global_.find(std::span(context).last(length));

@@ -58,12 +58,21 @@ bool drafts_for(const drift_request_info_t& request) {
   return !DRIFT_HAS_FIELD(&request, drift_request_info_t, provides_drafts) || request.provides_drafts;
 }
 
+// A hook that fails for a request ends the plugin's part in it (the host calls nothing more for
+// it, on_request_finish included): its state goes now.
+drift_status_t forget_on_error(Plugin& p, drift_seq_id_t seq, drift_status_t status) {
+  if (status != DRIFT_OK) p.speculator.finish(seq);
+  return status;
+}
+
 drift_status_t on_request_start(void* instance, const drift_request_info_t* request) {
   Plugin& p = plugin(instance);
   if (!drafts_for(*request)) return DRIFT_OK;
-  return guarded(p.host, "on_request_start", [&] {
-    p.speculator.start(request->seq_id, {request->tokens, static_cast<size_t>(request->num_tokens)}, request->resumed);
-  });
+  return forget_on_error(p, request->seq_id, guarded(p.host, "on_request_start", [&] {
+                           p.speculator.start(request->seq_id,
+                                              {request->tokens, static_cast<size_t>(request->num_tokens)},
+                                              request->resumed);
+                         }));
 }
 
 drift_status_t on_request_finish(void* instance, drift_seq_id_t seq, int32_t) {
@@ -73,7 +82,7 @@ drift_status_t on_request_finish(void* instance, drift_seq_id_t seq, int32_t) {
 
 drift_status_t on_accept(void* instance, drift_seq_id_t seq, const drift_token_t* tokens, size_t n) {
   Plugin& p = plugin(instance);
-  return guarded(p.host, "on_accept", [&] { p.speculator.accept(seq, {tokens, n}); });
+  return forget_on_error(p, seq, guarded(p.host, "on_accept", [&] { p.speculator.accept(seq, {tokens, n}); }));
 }
 
 void write(const suffix::Draft& d, drift_draft_tree_t& tree) {
@@ -89,12 +98,16 @@ void write(const suffix::Draft& d, drift_draft_tree_t& tree) {
 
 drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_t* const* trees, size_t n) {
   Plugin& p = plugin(instance);
-  return guarded(p.host, "on_propose", [&] {
-    for (size_t i = 0; i < n; ++i) {
-      trees[i]->num_nodes = 0;
-      write(p.speculator.propose(trees[i]->seq_id, trees[i]->budget), *trees[i]);
-    }
-  });
+  // One sequence's failure is its own (its tree's status); the others still get drafts.
+  for (size_t i = 0; i < n; ++i) {
+    drift_draft_tree_t& tree = *trees[i];
+    tree.num_nodes = 0;
+    tree.status = forget_on_error(p, tree.seq_id, guarded(p.host, "on_propose", [&] {
+                                    write(p.speculator.propose(tree.seq_id, tree.budget), tree);
+                                  }));
+    if (tree.status != DRIFT_OK) tree.num_nodes = 0;
+  }
+  return DRIFT_OK;
 }
 
 const char* stats_json(void* instance) {

@@ -53,6 +53,9 @@ struct Position {
 class SuffixTree {
  public:
   explicit SuffixTree(int32_t max_depth);
+  // Nodes point at their parents, the root included: a tree never moves.
+  SuffixTree(const SuffixTree&) = delete;
+  SuffixTree& operator=(const SuffixTree&) = delete;
 
   int32_t max_depth() const { return max_depth_; }
   const Node& root() const { return root_; }

@@ -65,6 +65,34 @@ TEST_P(SpeculationFallbackTest, OneLineThenThePlainOutput) {
   EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
 }
 
+// Hybrid drafting: a request whose [speculative] provider failed it goes on with the configured
+// fallback provider's drafts, not without drafts.
+TEST(SpeculationFallback, AFailedProviderHandsItsRequestToTheHybridsFallback) {
+  const std::vector<std::vector<int32_t>> prompts = {{1, 403, 407, 261, 378, 403, 407, 261, 378}, {1, 403, 407, 261}};
+  SamplingParams params;
+  params.max_new_tokens = 40;
+  auto plain = Engine::from_config(base_config());
+  const auto reference = test::run_batch(*plain, prompts, {params});
+
+  EngineConfig c = base_config();
+  PluginEntry ngram;
+  ngram.name = "ngram";
+  ngram.settings_toml = "min_ngram = 1\n";
+  c.plugins = {test::entry("bad", DRIFT_ABI_PLUGIN_BAD_HOOK_FAILS), ngram};
+  c = test::with_speculation(c, "bad", 4);
+  c.speculative.fallback_provider = "ngram";
+  c.speculative.fallback_below = 0.5;  // the bad plugin's chains (no probabilities) count 3: never weak
+  test::LogCapture log;
+  auto engine = Engine::from_config(c);
+  const auto runs = test::run_batch(*engine, prompts, {params});
+  ASSERT_EQ(log.fallbacks().size(), 1u) << ::testing::PrintToString(log.fallbacks());
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(runs[i].output, reference[i].output) << "request " << i;
+  EXPECT_GT(runs[0].stats.speculation.draft_tokens, 0) << "request 0 drafts with the fallback after the failure";
+  EXPECT_GT(engine->metrics().drafts_by_provider.at("ngram"), 0);
+  EXPECT_GT(engine->metrics().drafts_by_provider.at("bad"), 0) << "request 1 stays with its provider";
+  EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, SpeculationFallbackTest,
     ::testing::Values(

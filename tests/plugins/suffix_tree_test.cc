@@ -51,6 +51,25 @@ TEST(SuffixTree, CountsAndDraftsOfASmallSequence) {
   EXPECT_EQ(tree.find(Tokens{1, 2, 3, 1, 2}).valid(), false) << "deeper than max_depth";
 }
 
+// min_token_prob bounds the path probability (the product along the path), not each token's
+// own: SuffixDecoding's tau, as ArcticInference applies it.
+TEST(SuffixTree, MinTokenProbBoundsThePathProbability) {
+  SuffixTree tree(8);
+  tree.extend(1, Tokens{1, 2, 3});
+  tree.extend(2, Tokens{1, 2, 4});
+  tree.extend(3, Tokens{1, 5, 3});
+  const Position at = tree.find(Tokens{1});
+  DraftParams p;
+  p.min_token_prob = 0.4;
+  EXPECT_EQ(draft_from(at, 8, p).tokens, (Tokens{2})) << "2 at 2/3, then 3 at 1/2 of that: 1/3 < 0.4";
+  p.tree = true;
+  EXPECT_EQ(draft_from(at, 8, p).tokens, (Tokens{2})) << "5 (1/3), 2 3 and 2 4 (1/3 each) are all below 0.4";
+  p.min_token_prob = 0.3;
+  const Draft wide = draft_from(at, 8, p);
+  EXPECT_EQ(wide.tokens.size(), 5u) << "2, then 3, 4, 5 and 5's 3, each path 1/3";
+  EXPECT_NEAR(wide.score, 2.0 / 3.0 + 4.0 / 3.0, 1e-6);
+}
+
 TEST(SuffixTree, DraftsFollowTheirParameters) {
   SuffixTree tree(8);
   tree.extend(1, Tokens{5, 6, 7, 8, 9});
