@@ -75,20 +75,17 @@ server::ServingContext serving_context(Engine& engine, const EngineConfig& confi
   return context;
 }
 
-// What a token adds to the text after the tokens before it: the difference of two decodes, or
-// the token decoded alone where the shorter text is no prefix of the longer (a character still
-// incomplete in bytes).
+// The decoder behind logprobs' token strings (server::TokenTexts). Without a tokenizer each id
+// stands for itself: the ids' decimal forms side by side, so a token's string is its id.
 server::TokenText token_text(const Engine& engine) {
   const Tokenizer* tokenizer = engine.tokenizer();
-  if (!tokenizer) return [](std::span<const int32_t>, int32_t id) { return std::to_string(id); };
-  return [tokenizer](std::span<const int32_t> before, int32_t id) {
-    std::vector<int32_t> ids(before.begin(), before.end());
-    const std::string base = tokenizer->decode(ids);
-    ids.push_back(id);
-    const std::string full = tokenizer->decode(ids);
-    if (full.size() >= base.size() && full.compare(0, base.size(), base) == 0) return full.substr(base.size());
-    return tokenizer->decode({id});
-  };
+  if (!tokenizer)
+    return [](std::span<const int32_t> ids) {
+      std::string text;
+      for (int32_t id : ids) text += std::to_string(id);
+      return text;
+    };
+  return [tokenizer](std::span<const int32_t> ids) { return tokenizer->decode({ids.begin(), ids.end()}); };
 }
 
 // Waits until no request is unfinished, or the timeout passes; then aborts what is left.

@@ -74,14 +74,28 @@ json finish_json(const StreamEvent& event) {
 TokenTexts::TokenTexts(TokenText decode, std::span<const int32_t> before) : decode_(std::move(decode)) {
   const size_t keep = std::min(before.size(), kWindow);
   window_.assign(before.end() - static_cast<std::ptrdiff_t>(keep), before.end());
+  window_text_ = decode_(window_);
 }
 
-std::string TokenTexts::alternative(int32_t token) const { return decode_(window_, token); }
+// The difference of two decodes, or the token decoded alone where the window's text is no prefix
+// of the longer one (a character still incomplete in bytes).
+std::string TokenTexts::added(int32_t token) const {
+  std::vector<int32_t> ids = window_;
+  ids.push_back(token);
+  const std::string full = decode_(ids);
+  if (full.size() >= window_text_.size() && full.compare(0, window_text_.size(), window_text_) == 0)
+    return full.substr(window_text_.size());
+  const int32_t alone[] = {token};
+  return decode_(alone);
+}
+
+std::string TokenTexts::alternative(int32_t token) const { return added(token); }
 
 std::string TokenTexts::next(int32_t token) {
-  std::string text = decode_(window_, token);
+  std::string text = added(token);
   window_.push_back(token);
   if (window_.size() > kWindow) window_.erase(window_.begin());
+  window_text_ = decode_(window_);
   return text;
 }
 

@@ -16,8 +16,8 @@
 
 namespace drift::server {
 
-// The text `token` adds after the tokens `before` (a decoder's view; logprobs' token strings).
-using TokenText = std::function<std::string(std::span<const int32_t> before, int32_t token)>;
+// The model's decoder: token ids to text (logprobs' token strings).
+using TokenText = std::function<std::string(std::span<const int32_t> ids)>;
 
 // Logprobs' token strings as they read in place: each token decoded after a short window of the
 // tokens before it, so SentencePiece's leading spaces and characters split over byte tokens come
@@ -29,9 +29,12 @@ class TokenTexts {
   std::string next(int32_t token);               // what the committed `token` adds; it joins the window
 
  private:
+  std::string added(int32_t token) const;
+
   static constexpr size_t kWindow = 4;
   TokenText decode_;
   std::vector<int32_t> window_;
+  std::string window_text_;  // decode_(window_), decoded once per position
 };
 
 // One response's identity and what its bodies need.

@@ -70,11 +70,7 @@ SamplingParams greedy(int64_t new_tokens) {
   return p;
 }
 
-std::vector<Tokens> outputs_of(const std::vector<test::RunResult>& runs) {
-  std::vector<Tokens> out;
-  for (const auto& r : runs) out.push_back(r.output);
-  return out;
-}
+using test::outputs_of;
 
 std::vector<Tokens> plain_outputs(const std::vector<Tokens>& prompts, const SamplingParams& params,
                                   EngineConfig config = base_config()) {

@@ -53,11 +53,7 @@ SamplingParams greedy(int64_t n) {
   return p;
 }
 
-std::vector<Tokens> outputs_of(const std::vector<test::RunResult>& runs) {
-  std::vector<Tokens> out;
-  for (const auto& r : runs) out.push_back(r.output);
-  return out;
-}
+using test::outputs_of;
 
 // The model's golden prompts, each also repeated (the repeats give the request's own tree matches).
 std::vector<Tokens> prompts_for(const std::string& dir) {

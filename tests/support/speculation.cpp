@@ -89,4 +89,10 @@ EngineConfig with_speculation(EngineConfig config, const std::string& provider, 
   return config;
 }
 
+std::vector<std::vector<int32_t>> outputs_of(const std::vector<RunResult>& runs) {
+  std::vector<std::vector<int32_t>> out;
+  for (const RunResult& r : runs) out.push_back(r.output);
+  return out;
+}
+
 }  // namespace drift::test

@@ -28,6 +28,9 @@ std::vector<RunResult> run_batch(Engine& engine, const std::vector<std::vector<i
 std::vector<RunResult> run_one_by_one(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
                                       const SamplingParams& params);
 
+// Each run's output tokens, in order.
+std::vector<std::vector<int32_t>> outputs_of(const std::vector<RunResult>& runs);
+
 // A JSON-lines file of {"prompt_ids", "output_ids"} per run, as `drift generate --json` prints.
 std::string write_reference(const std::string& dir, const std::vector<std::vector<int32_t>>& prompts,
                             const std::vector<RunResult>& runs);
