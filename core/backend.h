@@ -167,6 +167,11 @@ class Backend {
   // [pages, kv_heads, head_dim].
   virtual void key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
                            int64_t block_size, Tensor& kmax, Tensor& kmin);
+  // Query-aware page scores (SpecPV / Quest): out F32 [kv_heads, pages] with out[h, p] the mean,
+  // over the rows of q [n, heads, head_dim] (compute dtype or F32) and kv head h's query heads,
+  // of max(q . kmax[p, h], q . kmin[p, h]); kmax / kmin F32 [pages, kv_heads, head_dim]; fp32 math.
+  virtual void page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out);
+
 
   // Copies KV page `src` to `dst` in every layer (copy-on-write).
   virtual void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) = 0;

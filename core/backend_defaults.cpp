@@ -58,5 +58,8 @@ void Backend::key_summary(const Tensor&, std::span<const int32_t>, std::span<con
                           Tensor&) {
   fail("backend {} has no page_key_summary service", name());
 }
+void Backend::page_scores(const Tensor&, const Tensor&, const Tensor&, Tensor&) {
+  fail("backend {} has no page_scores service", name());
+}
 
 }  // namespace drift

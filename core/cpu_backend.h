@@ -33,6 +33,7 @@ class CpuBackend final : public Backend {
   void top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indices) override;
   void key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
                    int64_t block_size, Tensor& kmax, Tensor& kmin) override;
+  void page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out) override;
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;
   void copy_slots(std::vector<LayerKV>& layers, std::span<const int64_t> src, std::span<const int64_t> dst) override;
 };

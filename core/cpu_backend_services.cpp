@@ -1,11 +1,13 @@
 // The CPU backend's ops that serve only the plugin compute services (drift/plugin.h): SwiGLU on
-// separate tensors, softmax at a temperature, top-k and page key summaries, in fp32.
+// separate tensors, softmax at a temperature, top-k, page key summaries and page scores, in fp32.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "core/cpu_backend.h"
 #include "kernels/cpu/activation.h"
+#include "kernels/cpu/page_scores.h"
+
 
 namespace drift {
 
@@ -63,6 +65,12 @@ void CpuBackend::key_summary(const Tensor& keys, std::span<const int32_t> pages,
         lo[j] = std::min(lo[j], first[slot * row + j]);
       }
   }
+}
+
+
+void CpuBackend::page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out) {
+  cpu::page_scores(q.as<float>(), kmax.as<float>(), kmin.as<float>(), out.as<float>(), q.dim(0), q.dim(1), kmax.dim(1),
+                   q.dim(2), kmax.dim(0));
 }
 
 }  // namespace drift

@@ -69,6 +69,7 @@ class CudaBackend final : public Backend {
   void top_k(const Tensor& x, int32_t k, Tensor& values, Tensor& indices) override;
   void key_summary(const Tensor& keys, std::span<const int32_t> pages, std::span<const int32_t> filled,
                    int64_t block_size, Tensor& kmax, Tensor& kmin) override;
+  void page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out) override;
   void convert(const Tensor& src, Tensor& dst) override;
   std::vector<int32_t> pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) override;
   void* stream_handle() override { return stream_; }

@@ -1,6 +1,6 @@
 // The CUDA backend's ops beyond the model forward: token picks (greedy and seeded sampling on the
 // device, only the picks cross the bus), dtype conversion, and the plugin compute services'
-// own ops (SwiGLU on separate tensors, softmax, top-k, page key summaries).
+// own ops (SwiGLU on separate tensors, softmax, top-k, page key summaries, page scores).
 #include <algorithm>
 
 #include "core/cuda/cuda_backend.h"
@@ -121,6 +121,20 @@ void CudaBackend::key_summary(const Tensor& keys, std::span<const int32_t> pages
   cuda::key_summary(keys.data(), keys.dim(1) * keys.dim(2), block_size, device_copy(pages), device_copy(filled),
                     static_cast<int64_t>(pages.size()), kmax.as<float>(), kmin.as<float>(), storage_type_, stream_);
   DRIFT_LAUNCHED("key_summary");
+}
+
+
+void CudaBackend::page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out) {
+  if (q.dtype() != DType::F32) expect_dtype(q, storage_, "page_scores q");
+  expect_dtype(kmax, DType::F32, "page_scores kmax");
+  expect_dtype(kmin, DType::F32, "page_scores kmin");
+  expect_dtype(out, DType::F32, "page_scores out");
+  for (const Tensor* t : {&q, &kmax, &kmin, static_cast<const Tensor*>(&out)}) expect_device(*t, "page_scores");
+  if (!cuda::page_scores(q.data(), elem_type(q), kmax.as<float>(), kmin.as<float>(), q.dim(0), q.dim(1), kmax.dim(1),
+                         q.dim(2), kmax.dim(0), out.as<float>(), stream_))
+    fail("CUDA backend: page_scores of q {} over summaries {} is too large for one call", q.shape_string(),
+         kmax.shape_string());
+  DRIFT_LAUNCHED("page_scores");
 }
 
 }  // namespace drift

@@ -249,6 +249,34 @@ drift_status_t concat(const Rules& rules, const drift_tensor_t* const* parts, si
   return DRIFT_OK;
 }
 
+// q [n, heads, head_dim] against per-page key summaries [pages, kv_heads, head_dim]: out
+// [kv_heads, pages], the mean over the rows and each kv head's query heads of max(q.kmax, q.kmin).
+drift_status_t page_scores(const Rules& rules, const drift_tensor_t* q_arg, const drift_tensor_t* kmax_arg,
+                           const drift_tensor_t* kmin_arg, drift_tensor_t* out_arg) {
+  const auto& q = rules.tensor("q", q_arg, rules.act_or_f32());
+  const auto& kmax = rules.tensor("kmax", kmax_arg, DTypeSet(DRIFT_DTYPE_F32));
+  const auto& kmin = rules.tensor("kmin", kmin_arg, DTypeSet(DRIFT_DTYPE_F32));
+  const auto& out = rules.tensor("out", out_arg, DTypeSet(DRIFT_DTYPE_F32));
+  expect_shape("q", q, {-1, -1, -1}, "[n, num_heads, head_dim]");
+  const int64_t n = q.shape[0], heads = q.shape[1], head_dim = q.shape[2];
+  if (n < 1 || heads < 1 || head_dim < 1)
+    invalid("q has shape {}, expected [n, num_heads, head_dim] with n, num_heads and head_dim >= 1", shape_of(q));
+  expect_shape("kmax", kmax, {-1, -1, head_dim}, "[num_pages, num_kv_heads, head_dim] with q's head_dim");
+  expect_same_shape("kmin", kmin, "kmax", kmax);
+  const int64_t num_pages = kmax.shape[0], kv_heads = kmax.shape[1];
+  if (kv_heads < 1 || heads % kv_heads != 0)
+    invalid("q has {} heads, not a multiple of kmax's {} kv heads ({})", heads, kv_heads, shape_of(kmax));
+  expect_shape("out", out, {kv_heads, num_pages},
+               "[num_kv_heads, num_pages] for kmax [num_pages, num_kv_heads, head_dim]");
+  expect_disjoint("out", out, "q", q, false);
+  expect_disjoint("out", out, "kmax", kmax, false);
+  expect_disjoint("out", out, "kmin", kmin, false);
+  if (num_pages == 0) return DRIFT_OK;
+  Tensor out_view = view(out);
+  rules.backend.page_scores(view(q), view(kmax), view(kmin), out_view);
+  return DRIFT_OK;
+}
+
 // ---- attention ---------------------------------------------------------------------------------
 
 struct PagedSource {
@@ -587,7 +615,11 @@ void install(HostCallbacks& c, Backend& backend, const ModelConfig& model, const
   c.concat = [rules](void*, const T* const* parts, size_t n, T* out) {
     return guarded("concat", [&] { return drift::concat(*rules, parts, n, out); });
   };
+  c.page_scores = [rules](void*, const T* q, const T* kmax, const T* kmin, T* out) {
+    return guarded("page_scores", [&] { return drift::page_scores(*rules, q, kmax, kmin, out); });
+  };
 }
+
 
 }  // namespace
 

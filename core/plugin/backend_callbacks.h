@@ -3,7 +3,7 @@
 //
 // install_compute_callbacks fills the HostCallbacks members embedding, gemm, rms_norm, rope,
 // attention, silu_mul, softmax, top_k, tensor_alloc, tensor_free, tensor_copy and
-// load_safetensors, and -- given the engine's KV -- page_key_summary (every other member is
+// load_safetensors, add, concat, page_scores, and -- given the engine's KV -- page_key_summary (every other member is
 // left as it is). The contracts are those of
 // drift/plugin.h; in addition each callback validates its drift_tensor_t arguments -- device
 // and dtype (see below),

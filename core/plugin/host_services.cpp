@@ -178,6 +178,8 @@ void fill_table(drift_host_api_t& api, PluginContext* ctx) {
   DRIFT_FORWARD(api, concat);
   DRIFT_FORWARD(api, model_weight);
   api.get_setting_path = &get_path;
+  DRIFT_FORWARD(api, query_states);
+  DRIFT_FORWARD(api, page_scores);
 }
 
 }  // namespace

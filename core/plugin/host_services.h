@@ -65,6 +65,9 @@ struct HostCallbacks {
   std::function<drift_status_t(void*, const T* x, const T* y, T* out)> add;
   std::function<drift_status_t(void*, const T* const* parts, size_t num_parts, T* out)> concat;
   std::function<drift_status_t(const char* name, T* out)> model_weight;
+  // 1.3
+  std::function<drift_status_t(drift_seq_id_t, int32_t layer, drift_tensor_t* out)> query_states;
+  std::function<drift_status_t(void*, const T* q, const T* kmax, const T* kmin, T* out)> page_scores;
 };
 
 // State shared by every plugin of one PluginHost.

@@ -1,5 +1,5 @@
 /*
- * drift/plugin.h -- DriftEngine plugin ABI, version 1.2.
+ * drift/plugin.h -- DriftEngine plugin ABI, version 1.3.
  *
  * History (minors only append): 1.0 the first release. 1.1 drift_request_info_t.cache_salt (a
  * request's cache isolation key) and host->release_pages (a cache manager hands pages back on
@@ -9,6 +9,10 @@
  * get_setting_path,
  * drift_attention_args_t.mask_offset (a tree mask over a visible prefix), integer checkpoint
  * tensors in load_safetensors (as I32), and the well-known extension DRIFT_STATS_EXTENSION.
+ * 1.3 what a query-aware verification policy needs (SpecPV): page-list views are attended by
+ * the verify forward (see drift_kv_view_t), drift_kv_view_t.keep_queries with the service
+ * query_states (the verify rows' post-RoPE queries), and the service page_scores (query-aware
+ * block scores over page key summaries).
  *
  * The ONE header a plugin author needs. Pure C99 (stdint, stddef, stdbool only); compiles as C
  * and as C++ with -Wall -Wextra -Werror -pedantic. A plugin is a shared object exporting one
@@ -84,7 +88,7 @@ extern "C" {
 #endif
 
 #define DRIFT_ABI_MAJOR 1
-#define DRIFT_ABI_MINOR 2
+#define DRIFT_ABI_MINOR 3
 /* Packed version passed to the entry point: major in the high 16 bits. */
 #define DRIFT_ABI_VERSION ((uint32_t)((DRIFT_ABI_MAJOR << 16) | DRIFT_ABI_MINOR))
 #define DRIFT_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -231,8 +235,14 @@ enum {
 /* One sequence's KV view for the verify forward. Choosing FULL is how a policy says a full
  * verification must run this step (e.g. a periodic refresh). With PAGES, list l (layer l, or
  * layer l / kv head h at index l * num_kv_heads + h when per_kv_head) is
- * pages[l * max_pages .. + page_counts[l]). Pages MUST come from the sequence's block table;
- * the tail pages that receive the tree's KV are always attended and need not be listed. */
+ * pages[l * max_pages .. + page_counts[l]). The tail -- the page holding the tree's root (the
+ * sequence's last committed token) and every page after it -- is always attended and MUST NOT
+ * be listed; each listed page MUST be a distinct page of the sequence's block table before the
+ * tail. The verify forward then attends, at that layer (and kv head), to the listed pages in
+ * block-table order followed by the tail: keys keep their own positions (RoPE), the tree mask
+ * applies as usual. A view breaking these rules is refused and that sequence verifies fully
+ * (one "[fallback]" line). Acceptance is unchanged: a partial view changes what the verify
+ * forward attends to, so outputs may differ from full verification (a lossy policy says so). */
 typedef struct drift_kv_view_t {
   uint32_t struct_size;
   drift_seq_id_t seq_id;        /* in */
@@ -241,7 +251,10 @@ typedef struct drift_kv_view_t {
   int32_t max_pages;            /* in: capacity of each list (the block table's length) */
   int32_t* page_counts;         /* out[num_layers * num_kv_heads] */
   drift_page_id_t* pages;       /* out[num_layers * num_kv_heads * max_pages] */
-  drift_status_t status;        /* out: host presets DRIFT_OK; an error fails this sequence only */
+  drift_status_t status;  /* out: host presets DRIFT_OK; an error fails this sequence only */
+  /* 1.3, out (host presets false): keep this sequence's post-RoPE queries of this step's verify
+   * forward for host->query_states (a policy scoring pages by them sets it when it refreshes). */
+  bool keep_queries;
 } drift_kv_view_t;
 
 /* 1.2. One sequence's rows of the target forward that just ran (on_target_forward). At this
@@ -414,6 +427,20 @@ typedef struct drift_host_api_t {
    * back resolved against the folder of the config file that holds it (unchanged when the
    * config did not come from a file). */
   drift_status_t (*get_setting_path)(void* ctx, const char* key, char* buf, size_t cap, size_t* len);
+
+  /* 1.3. The post-RoPE queries at `layer` of the sequence's verify rows in the last target
+   * forward -- its root, then its draft nodes in tree order: [n_rows, num_heads, head_dim],
+   * activation dtype, engine device; a read-only view valid until the hook returns. Kept only
+   * for sequences whose view set keep_queries for that forward (readable from its
+   * on_target_forward on); otherwise DRIFT_ERROR_NOT_FOUND. */
+  drift_status_t (*query_states)(void* ctx, drift_seq_id_t seq, int32_t layer, drift_tensor_t* out);
+  /* 1.3. Query-aware block scores (SpecPV, Quest), ordered on `stream`: q [n, num_heads,
+   * head_dim] (activation dtype or F32), kmax / kmin F32 [num_pages, num_kv_heads, head_dim]
+   * (page_key_summary's layout), out F32 [num_kv_heads, num_pages] with out[h][p] the mean, over
+   * the n rows and the query heads of kv head h's group, of max(q . kmax[p][h], q . kmin[p][h])
+   * (fp32 dot products). */
+  drift_status_t (*page_scores)(void* ctx, void* stream, const drift_tensor_t* q, const drift_tensor_t* kmax,
+                                const drift_tensor_t* kmin, drift_tensor_t* out);
 } drift_host_api_t;
 
 /* ---- The plugin descriptor ------------------------------------------------------------------ */

@@ -129,7 +129,9 @@ bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemTy
 void argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, cudaStream_t stream);
 
 
-// --- plugin compute services and sampling (softmax.cu, row_sort.cu, sampling.cu, key_summary.cu) ---
+
+// --- plugin compute services and sampling (softmax.cu, row_sort.cu, sampling.cu, key_summary.cu,
+// page_scores.cu) ---
 // out[r, :] = softmax(x[r, :] / temperature), fp32 math; out may be x.
 void softmax_rows(const void* x, ElemType x_type, float temperature, int64_t rows, int64_t cols, void* out,
                   ElemType out_type, cudaStream_t stream);
@@ -158,5 +160,15 @@ void sample_sorted_rows(const float* logits, const int32_t* order, int64_t rows,
 // its first filled[i] (>= 1) slots; a row is row_elems = num_kv_heads * head_dim elements.
 void key_summary(const void* keys, int64_t row_elems, int64_t block_size, const int32_t* pages, const int32_t* filled,
                  int64_t num_pages, float* kmax, float* kmin, ElemType storage, cudaStream_t stream);
+// Query-aware page scores: out[h, p] (fp32 [num_kv_heads, num_pages]) = the mean, over the rows r
+// of q [rows, num_heads, head_dim] (of q_type) and the query heads g of kv head h's group (heads
+// h * G .. h * G + G - 1, G = num_heads / num_kv_heads), of max(q[r, g] . kmax[p, h],
+// q[r, g] . kmin[p, h]), kmax / kmin fp32 [num_pages, num_kv_heads, head_dim]. fp32 math in a
+// fixed summation order (the same scores on every run). Returns false, launching nothing, when
+// num_heads is not a multiple of num_kv_heads, q or 64 pages of summaries hold 2^31 elements or
+// more, or num_kv_heads exceeds 65535.
+bool page_scores(const void* q, ElemType q_type, const float* kmax, const float* kmin, int64_t rows, int64_t num_heads,
+                 int64_t num_kv_heads, int64_t head_dim, int64_t num_pages, float* out, cudaStream_t stream);
+
 
 }  // namespace drift::cuda

@@ -5,6 +5,8 @@
 // sampler over the same logits, which must agree token for token. Skips without a GPU.
 #include <gtest/gtest.h>
 
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -13,6 +15,9 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
+
 
 #include "core/cpu_backend.h"
 #include "core/plugin/backend_callbacks.h"
@@ -457,6 +462,85 @@ TEST_F(PluginServicesGpuTest, AddConcatMaskOffsetAndIntegerTensorsMatchCpu) {
       gpu_->api->tensor_free(gpu_->api->ctx, &g[i]);
       cpu_->api->tensor_free(cpu_->api->ctx, &c[i]);
     }
+  }
+}
+
+
+// ABI 1.3's page_scores on the device against the CPU's (the fp32 reference) by normalised
+// error, with q in the backend's activation dtype (bf16, fp16) and in F32, over page counts (one,
+// a partial tile, 64K tokens of 16-token pages), head_dims, GQA groups and query rows; both sides
+// start from the same rounded values. A rerun gives the same bits (a fixed summation order).
+TEST_F(PluginServicesGpuTest, PageScoresMatchCpuForBf16AndFp16Queries) {
+  auto host_values = [](const Tensor& t) { return std::vector<float>(t.as<float>(), t.as<float>() + t.numel()); };
+  auto random_tensor = [&](std::vector<int64_t> shape) {
+    Tensor t = Tensor::zeros(std::move(shape));
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = dist(rng_);
+    return t;
+  };
+  for (DType storage : {DType::BF16, DType::F16}) {
+    std::string why;
+    std::unique_ptr<Backend> backend = test::cuda_backend_or_null(why, storage);
+    ASSERT_TRUE(backend) << why;
+    Services gpu(std::move(backend), model_);
+    Backend& dev = gpu.backend();
+    auto on_device_f32 = [&](const Tensor& host) {
+      Tensor t = dev.alloc(host.shape(), DType::F32);
+      dev.copy(host, t);
+      return t;
+    };
+    const char* name = storage == DType::F16 ? "fp16" : "bf16";
+    const int64_t kv_heads = 4;
+    for (int64_t pages : {1, 17, 4096})
+      for (int64_t hd : {64, 128}) {
+        // Summaries as page_key_summary makes them: kmax >= kmin elementwise.
+        const Tensor a = random_tensor({pages, kv_heads, hd}), b = random_tensor({pages, kv_heads, hd});
+        Tensor kmax = Tensor::zeros({pages, kv_heads, hd}), kmin = Tensor::zeros({pages, kv_heads, hd});
+        for (int64_t i = 0; i < a.numel(); ++i) {
+          kmax.as<float>()[i] = std::max(a.as<float>()[i], b.as<float>()[i]);
+          kmin.as<float>()[i] = std::min(a.as<float>()[i], b.as<float>()[i]);
+        }
+        const Tensor kmax_dev = on_device_f32(kmax), kmin_dev = on_device_f32(kmin);
+        for (int64_t group : {1, 4, 8})
+          for (int64_t n : {1, 7, 33}) {
+            const int64_t heads = kv_heads * group;
+            const Tensor q_host = random_tensor({n, heads, hd});
+            const bool f32_q = pages == 17 && n == 7;  // F32 q is accepted too
+            const Tensor q_dev = f32_q ? on_device_f32(q_host) : dev.upload(q_host);
+            Tensor q_ref = Tensor::zeros({n, heads, hd});
+            const std::vector<float> rounded = host_values(dev.to_host_f32(q_dev));
+            std::copy(rounded.begin(), rounded.end(), q_ref.as<float>());
+
+            const Tensor out_dev = dev.alloc({kv_heads, pages}, DType::F32);
+            Tensor out_ref = Tensor::zeros({kv_heads, pages});
+            const drift_tensor_t gq = describe_tensor(q_dev), ghi = describe_tensor(kmax_dev),
+                                 glo = describe_tensor(kmin_dev);
+            drift_tensor_t gout = describe_tensor(out_dev);
+            const drift_tensor_t cq = describe_tensor(q_ref), chi = describe_tensor(kmax), clo = describe_tensor(kmin);
+            drift_tensor_t cout = describe_tensor(out_ref);
+            const std::string what = fmt::format("{} q{} pages {} head_dim {} group {} n {}", name,
+                                                 f32_q ? " (F32)" : "", pages, hd, group, n);
+            ASSERT_EQ(gpu.api->page_scores(gpu.api->ctx, nullptr, &gq, &ghi, &glo, &gout), DRIFT_OK) << what;
+            ASSERT_EQ(cpu_->api->page_scores(cpu_->api->ctx, nullptr, &cq, &chi, &clo, &cout), DRIFT_OK) << what;
+            const std::vector<float> got = host_values(dev.to_host_f32(out_dev));
+            EXPECT_LT(rel_error(got, host_values(out_ref)), 1e-5) << what;
+            if (pages == 4096 && n == 33) {
+              ASSERT_EQ(gpu.api->page_scores(gpu.api->ctx, nullptr, &gq, &ghi, &glo, &gout), DRIFT_OK) << what;
+              EXPECT_EQ(host_values(dev.to_host_f32(out_dev)), got) << what << ": a rerun gives other bits";
+            }
+          }
+      }
+    // The other 16-bit dtype, or q in host memory, is refused before any work.
+    const Tensor q_host = random_tensor({2, 8, 64});
+    const Tensor kmax_dev = on_device_f32(random_tensor({3, 2, 64}));
+    const Tensor out_dev = dev.alloc({2, 3}, DType::F32);
+    const Tensor q_dev = dev.upload(q_host);
+    drift_tensor_t q = describe_tensor(q_dev), hi = describe_tensor(kmax_dev), out = describe_tensor(out_dev);
+    q.dtype = storage == DType::F16 ? DRIFT_DTYPE_BF16 : DRIFT_DTYPE_F16;
+    EXPECT_EQ(gpu.api->page_scores(gpu.api->ctx, nullptr, &q, &hi, &hi, &out), DRIFT_ERROR_INVALID_ARGUMENT) << name;
+    const drift_tensor_t q_cpu = describe_tensor(q_host);
+    EXPECT_EQ(gpu.api->page_scores(gpu.api->ctx, nullptr, &q_cpu, &hi, &hi, &out), DRIFT_ERROR_INVALID_ARGUMENT)
+        << name;
   }
 }
 

@@ -510,6 +510,157 @@ TEST(BackendCallbacks, AttentionPagedErrors) {
   EXPECT_EQ(context.api()->attention(context.api()->ctx, nullptr, &dense), DRIFT_OK);
 }
 
+
+// ---- page scores (1.3) ----------------------------------------------------------------------
+
+// SpecPV's / Quest's block score by brute force in doubles: out[h][p] = the mean over rows r and
+// the query heads of kv head h's group of max(q[r][head] . kmax[p][h], q[r][head] . kmin[p][h]).
+std::vector<double> ref_page_scores(const F& q, const F& kmax, const F& kmin) {
+  const int64_t n = q.t.shape[0], heads = q.t.shape[1], hd = q.t.shape[2];
+  const int64_t pages = kmax.t.shape[0], kv_heads = kmax.t.shape[1], group = heads / kv_heads;
+  std::vector<double> out(kv_heads * pages, 0.0);
+  for (int64_t h = 0; h < kv_heads; ++h)
+    for (int64_t p = 0; p < pages; ++p) {
+      double sum = 0;
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t g = 0; g < group; ++g) {
+          const float* qh = q.data.data() + (r * heads + h * group + g) * hd;
+          const float* hi = kmax.data.data() + (p * kv_heads + h) * hd;
+          const float* lo = kmin.data.data() + (p * kv_heads + h) * hd;
+          double dot_hi = 0, dot_lo = 0;
+          for (int64_t d = 0; d < hd; ++d) {
+            dot_hi += double(qh[d]) * hi[d];
+            dot_lo += double(qh[d]) * lo[d];
+          }
+          sum += std::max(dot_hi, dot_lo);
+        }
+      out[h * pages + p] = sum / double(n * group);
+    }
+  return out;
+}
+
+TEST(BackendCallbacks, PageScoresHandWorked) {
+  Fixture f;
+  // One head, one page: q = (1, -1), kmax = (2, 0), kmin = (0, -3): dots 2 and 3, the score 3.
+  F q({1, 1, 2}, {1, -1}), kmax({1, 1, 2}, {2, 0}), kmin({1, 1, 2}, {0, -3}), out({1, 1});
+  ASSERT_EQ(f.api->page_scores(f.ctx, nullptr, &q, &kmax, &kmin, &out), DRIFT_OK);
+  EXPECT_EQ(out[0], 3.0f);
+  // Two rows: (1, -1) scores 3 as above, (0, 1) scores max(0, -3) = 0; the mean is 1.5.
+  F q2({2, 1, 2}, {1, -1, 0, 1});
+  ASSERT_EQ(f.api->page_scores(f.ctx, nullptr, &q2, &kmax, &kmin, &out), DRIFT_OK);
+  EXPECT_EQ(out[0], 1.5f);
+  // GQA 2: kv head 0 serves query heads 0 and 1, kv head 1 query heads 2 and 3.
+  F q4({1, 4, 1}, {1, 3, -2, 4}), hi({1, 2, 1}, {2, 1}), lo({1, 2, 1}, {-1, -5}), out2({2, 1});
+  ASSERT_EQ(f.api->page_scores(f.ctx, nullptr, &q4, &hi, &lo, &out2), DRIFT_OK);
+  EXPECT_EQ(out2[0], (2.0f + 6.0f) / 2);   // max(2, -1), max(6, -3)
+  EXPECT_EQ(out2[1], (10.0f + 4.0f) / 2);  // max(-2, 10), max(4, -20)
+}
+
+TEST(BackendCallbacks, PageScoresMatchBruteForce) {
+  Fixture f;
+  uint32_t seed = 300;
+  for (int64_t group : {1, 4})
+    for (int64_t n : {1, 6})
+      for (int64_t hd : {8, 13})
+        for (int64_t pages : {1, 9}) {
+          const int64_t kv_heads = 2, heads = kv_heads * group;
+          F q({n, heads, hd}, random_floats(n * heads * hd, ++seed, -2, 2));
+          // Summaries as page_key_summary makes them: kmax >= kmin elementwise.
+          std::vector<float> a = random_floats(pages * kv_heads * hd, ++seed), b = random_floats(a.size(), ++seed);
+          std::vector<float> hi(a.size()), lo(a.size());
+          for (size_t i = 0; i < a.size(); ++i) {
+            hi[i] = std::max(a[i], b[i]);
+            lo[i] = std::min(a[i], b[i]);
+          }
+          F kmax({pages, kv_heads, hd}, hi), kmin({pages, kv_heads, hd}, lo), out({kv_heads, pages});
+          ASSERT_EQ(f.api->page_scores(f.ctx, nullptr, &q, &kmax, &kmin, &out), DRIFT_OK);
+          expect_near_all(out.data.data(), ref_page_scores(q, kmax, kmin), 1e-5,
+                          "page_scores group " + std::to_string(group) + " n " + std::to_string(n) + " head_dim " +
+                              std::to_string(hd) + " pages " + std::to_string(pages));
+        }
+  // Summaries need not be ordered: each term is the larger of the two dot products.
+  F q({3, 4, 8}, random_floats(96, 400)), kmax({5, 2, 8}, random_floats(80, 401));
+  F kmin({5, 2, 8}, random_floats(80, 402)), out({2, 5});
+  ASSERT_EQ(f.api->page_scores(f.ctx, nullptr, &q, &kmax, &kmin, &out), DRIFT_OK);
+  expect_near_all(out.data.data(), ref_page_scores(q, kmax, kmin), 1e-5, "unordered summaries");
+  // No pages: nothing to score.
+  F none({0, 2, 8}), out_none({2, 0});
+  EXPECT_EQ(f.api->page_scores(f.ctx, nullptr, &q, &none, &none, &out_none), DRIFT_OK);
+}
+
+TEST(BackendCallbacks, PageScoresBadArgumentsAreRefused) {
+  Fixture f;
+  constexpr drift_status_t kInvalid = DRIFT_ERROR_INVALID_ARGUMENT;
+  F q({3, 4, 8}, random_floats(96, 410)), kmax({5, 2, 8}, random_floats(80, 411));
+  F kmin({5, 2, 8}, random_floats(80, 412)), out({2, 5});
+  std::fill(out.data.begin(), out.data.end(), -7.0f);
+  auto call = [&](const drift_tensor_t* q_arg, const drift_tensor_t* hi, const drift_tensor_t* lo, drift_tensor_t* o) {
+    return f.api->page_scores(f.ctx, nullptr, q_arg, hi, lo, o);
+  };
+  // dtypes: q I32, summaries or out not F32.
+  I qi({3, 4, 8}), kmax_i({5, 2, 8}), out_i({2, 5});
+  EXPECT_EQ(call(&qi, &kmax, &kmin, &out), kInvalid) << "I32 q";
+  EXPECT_EQ(call(&q, &kmax_i, &kmin, &out), kInvalid) << "I32 kmax";
+  EXPECT_EQ(call(&q, &kmax, &kmax_i, &out), kInvalid) << "I32 kmin";
+  EXPECT_EQ(call(&q, &kmax, &kmin, &out_i), kInvalid) << "I32 out";
+  F q_f16({3, 4, 8});
+  q_f16.t.dtype = DRIFT_DTYPE_F16;  // not the CPU backend's activation dtype
+  EXPECT_EQ(call(&q_f16, &kmax, &kmin, &out), kInvalid) << "F16 q on the CPU";
+  // shapes: q not 3-D, no rows, heads not a multiple of the kv heads, head_dim mismatch,
+  // kmin unlike kmax, summaries not 3-D, out transposed or short.
+  F q2d({3, 32}), q_empty({0, 4, 8}), q3({3, 3, 8}), q_hd({3, 4, 6});
+  EXPECT_EQ(call(&q2d, &kmax, &kmin, &out), kInvalid) << "q [n, heads * head_dim]";
+  EXPECT_EQ(call(&q_empty, &kmax, &kmin, &out), kInvalid) << "n = 0";
+  EXPECT_EQ(call(&q3, &kmax, &kmin, &out), kInvalid) << "3 heads over 2 kv heads";
+  EXPECT_EQ(call(&q_hd, &kmax, &kmin, &out), kInvalid) << "head_dim 6 vs 8";
+  F kmin_short({4, 2, 8}), kmin_heads({5, 1, 8}), flat({5, 16}), kmax_no_heads({5, 0, 8});
+  EXPECT_EQ(call(&q, &kmax, &kmin_short, &out), kInvalid) << "kmin has fewer pages";
+  EXPECT_EQ(call(&q, &kmax, &kmin_heads, &out), kInvalid) << "kmin has other kv heads";
+  EXPECT_EQ(call(&q, &flat, &flat, &out), kInvalid) << "summaries [pages, kv_heads * head_dim]";
+  EXPECT_EQ(call(&q, &kmax_no_heads, &kmax_no_heads, &out), kInvalid) << "no kv heads";
+  F out_t({5, 2}), out_short({2, 4}), out_flat({10});
+  EXPECT_EQ(call(&q, &kmax, &kmin, &out_t), kInvalid) << "out [pages, kv_heads]";
+  EXPECT_EQ(call(&q, &kmax, &kmin, &out_short), kInvalid) << "out [kv_heads, pages - 1]";
+  EXPECT_EQ(call(&q, &kmax, &kmin, &out_flat), kInvalid) << "out [kv_heads * pages]";
+  // NULL, strided, on another device.
+  EXPECT_EQ(call(nullptr, &kmax, &kmin, &out), kInvalid);
+  EXPECT_EQ(call(&q, nullptr, &kmin, &out), kInvalid);
+  EXPECT_EQ(call(&q, &kmax, nullptr, &out), kInvalid);
+  EXPECT_EQ(call(&q, &kmax, &kmin, nullptr), kInvalid);
+  F strided({5, 2, 8});
+  strided.t.strides[0] = 8;
+  strided.t.strides[1] = 40;
+  EXPECT_EQ(call(&q, &strided, &kmin, &out), kInvalid) << "transposed kmax";
+  F q_gpu({3, 4, 8});
+  q_gpu.t.device = DRIFT_DEVICE_CUDA;
+  EXPECT_EQ(call(&q_gpu, &kmax, &kmin, &out), kInvalid) << "a CUDA tensor on the CPU backend";
+  // out sharing memory with an input, exactly or in part.
+  drift_tensor_t in_kmax = out.t;
+  in_kmax.data = kmax.data.data() + 3;
+  EXPECT_EQ(call(&q, &kmax, &kmin, &in_kmax), kInvalid) << "out inside kmax";
+  drift_tensor_t in_kmin = out.t;
+  in_kmin.data = kmin.data.data();
+  EXPECT_EQ(call(&q, &kmax, &kmin, &in_kmin), kInvalid) << "out at kmin";
+  drift_tensor_t in_q = out.t;
+  in_q.data = q.data.data() + 90;
+  EXPECT_EQ(call(&q, &kmax, &kmin, &in_q), kInvalid) << "out overlapping q's end";
+  // Nothing above wrote into out (nor into the inputs it overlapped).
+  EXPECT_TRUE(std::all_of(out.data.begin(), out.data.end(), [](float v) { return v == -7.0f; }));
+  EXPECT_EQ(kmax.data, random_floats(80, 411));
+  EXPECT_EQ(q.data, random_floats(96, 410));
+  EXPECT_EQ(call(&q, &kmax, &kmin, &out), DRIFT_OK);
+
+  // The table of an engine without the service (no compute callbacks) answers NOT_SUPPORTED.
+  HostState bare;
+  PluginContext context("bare", "", &bare);
+  const drift_host_api_t* api = context.api();
+  ASSERT_TRUE(DRIFT_HAS_FIELD(api, drift_host_api_t, page_scores));
+  EXPECT_GE(api->abi_minor, 3u);
+  EXPECT_EQ(api->page_scores(api->ctx, nullptr, &q, &kmax, &kmin, &out), DRIFT_ERROR_NOT_SUPPORTED);
+  drift_tensor_t states{};
+  EXPECT_EQ(api->query_states(api->ctx, 7, 0, &states), DRIFT_ERROR_NOT_SUPPORTED);
+}
+
 // ---- tensors and checkpoints ----------------------------------------------------------------
 
 TEST(BackendCallbacks, TensorAllocCopyFree) {
