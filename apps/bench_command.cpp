@@ -38,7 +38,8 @@ struct BenchArgs {
   std::string json_path;
   std::string write_reference;
   bool ignore_eos = false;
-  bool chat = false;  // text prompts are user turns rendered with the model's chat template
+  bool chat = false;        // text prompts are user turns rendered with the model's chat template
+  bool warm_cache = false;  // variants share the prefix cache (later ones skip the prefill)
   bool sweep = false;
   SweepOptions sweep_options;
 };
@@ -97,6 +98,7 @@ std::vector<std::string> variants_for(const BenchArgs& a, const EngineConfig& co
 
 // How a variant shows in the report: "config" as its provider, with the hybrid's fallback.
 std::string variant_label(const std::string& variant, const EngineConfig& config) {
+  if (variant == "config/full") return variant_label("config", config) + "/full";
   if (variant != "config") return variant;
   const auto& s = config.speculative;
   return s.fallback_provider.empty() ? s.draft_provider : s.draft_provider + "+" + s.fallback_provider;
@@ -141,9 +143,16 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
   SamplingParams params = sampling_params_from(config.generation);
   params.max_new_tokens = a.max_new_tokens;
   params.ignore_eos = a.ignore_eos;
-  for (const std::string& variant : variants_for(a, config)) {
-    params.speculative = variant == "config" ? "" : variant;  // "": the engine's [speculative]
-    engine->reset_prefix_cache();  // every variant starts cold: hits come from its own prompts
+  const std::vector<std::string> variants = variants_for(a, config);
+  std::vector<std::vector<int32_t>> previous;
+  for (const std::string& variant : variants) {
+    // "NAME/full": NAME's drafts verified against the whole context whatever the verification policy.
+    const bool full = variant.size() > 5 && variant.ends_with("/full");
+    const std::string provider = full ? variant.substr(0, variant.size() - 5) : variant;
+    params.speculative = provider == "config" ? "" : provider;  // "": the engine's [speculative]
+    params.full_verification = full;
+    // Every variant starts cold (hits come from its own prompts), unless asked to share the cache.
+    if (!a.warm_cache) engine->reset_prefix_cache();
     std::vector<std::vector<int32_t>> outputs;
     const std::string shown = variant_label(variant, config);
     VariantResult result = run_variant(*engine, label, shown, prompts, params, concurrency, outputs);
@@ -156,7 +165,15 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
                    label.c_str(), shown.c_str(), static_cast<long>(result.outputs_equal_to_first), outputs.size());
     }
     report.add(std::move(result));
-    if (first && !a.write_reference.empty() && variant == "off") write_reference(a.write_reference, prompts, outputs);
+    if (!previous.empty() && previous.size() == outputs.size()) {
+      int64_t same = 0;
+      for (size_t i = 0; i < outputs.size(); ++i) same += outputs[i] == previous[i] ? 1 : 0;
+      std::fprintf(stderr, "[bench] %s / %s: %ld of %zu outputs equal the previous variant's\n", label.c_str(),
+                   shown.c_str(), static_cast<long>(same), outputs.size());
+    }
+    // Each variant's outputs replace the last's: an oracle draft provider replays the latest run.
+    if (first && !a.write_reference.empty()) write_reference(a.write_reference, prompts, outputs);
+    previous = outputs;
   }
 }
 
@@ -174,17 +191,21 @@ int run_bench(const std::vector<std::string>& args) {
       "system-prompt-tokens", po::value(&a.system_prompt_tokens),
       "put one shared N-token prefix (the prompt set's own tokens) before every prompt: a prefix-cache workload")(
       "scenario", po::value(&a.scenario),
-      "a named long-context workload instead of the prompt set: single-32k (one sequence at a 32K context) or "
-      "batch4-16k (four at 16K); prompts are the set's tokens cycled")(
+      "a named long-context workload instead of the prompt set: single-16k, single-32k, single-64k (one sequence at "
+      "that context) or batch4-16k (four at 16K); prompts are the set's tokens cycled")(
       "variants", po::value(&a.variants),
       "comma-separated speculation variants per config: off, config (its [speculative] as written, a "
-      "hybrid's fallback included) and/or draft provider names (default: off,config)")(
-      "ignore-eos", po::bool_switch(&a.ignore_eos), "always generate max-new-tokens tokens")(
+      "hybrid's fallback included) and/or draft provider names, each optionally with /full (verified against the "
+      "whole context whatever [speculative] verification says) (default: off,config)")(
+      "warm-cache", po::bool_switch(&a.warm_cache),
+      "variants share the prefix cache instead of each starting cold (with a prefix_cache plugin, later variants "
+      "skip the prefill: long-context decode comparisons)")("ignore-eos", po::bool_switch(&a.ignore_eos),
+                                                            "always generate max-new-tokens tokens")(
       "chat", po::bool_switch(&a.chat), "text prompts are user turns, rendered with the model's chat template")(
       "json", po::value(&a.json_path), "also write the results as JSON to this file")(
       "write-reference", po::value(&a.write_reference),
-      "write the first config's \"off\" outputs as JSON lines "
-      "(prompt_ids, output_ids), e.g. for an oracle draft provider")(
+      "write the first config's outputs as JSON lines (prompt_ids, output_ids), e.g. for an oracle draft provider, "
+      "after each of its variants (each replacing the last's: the next variant's oracle replays it)")(
       "sweep", po::bool_switch(&a.sweep),
       "time the model forward instead (docs/cuda.md): decode at batch 1/8/32/64 and contexts 512/4K/32K, "
       "prefill 512/8K, verify trees of 4-32 nodes, each against the measured copy bandwidth")(

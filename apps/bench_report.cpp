@@ -100,6 +100,15 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.speculation.accepted_with_prob = e.accepted_with_prob - b.accepted_with_prob;
   r.speculation.draft_prob_sum = e.draft_prob_sum - b.draft_prob_sum;
   r.speculation.accepted_draft_prob_sum = e.accepted_draft_prob_sum - b.accepted_draft_prob_sum;
+  const VerificationMetrics &vb = before.verification, &va = after.verification;
+  r.verification = {va.full_views - vb.full_views,
+                    va.partial_views - vb.partial_views,
+                    va.partial_pages_attended - vb.partial_pages_attended,
+                    va.partial_context_pages - vb.partial_context_pages,
+                    va.partial_verify_steps - vb.partial_verify_steps,
+                    va.partial_verify_seconds - vb.partial_verify_seconds,
+                    va.full_verify_steps - vb.full_verify_steps,
+                    va.full_verify_seconds - vb.full_verify_seconds};
   for (const auto& [len, n] : after.acceptance_histogram) {
     const auto it = before.acceptance_histogram.find(len);
     const int64_t delta = n - (it == before.acceptance_histogram.end() ? 0 : it->second);
@@ -148,6 +157,16 @@ std::string BenchReport::table() const {
         r.speculation.accepted_tokens, speedup(r), decode_speedup(r), cache, r.forward_ms_per_step(),
         r.draft_ms_per_step());
   }
+  // Partial verification (SpecPV): its verify forwards against the full ones of the same run.
+  for (const VariantResult& r : results_) {
+    const VerificationMetrics& v = r.verification;
+    if (v.partial_views == 0) continue;
+    out += fmt::format(
+        "verify {} / {}: {} full steps x {:.3f} ms, {} partial steps x {:.3f} ms ({:.2f}x), partial views read {:.1f}% "
+        "of their context's pages\n",
+        r.config, r.variant, v.full_verify_steps, v.full_step_ms(), v.partial_verify_steps, v.partial_step_ms(),
+        v.full_step_ms() > 0 ? v.partial_step_ms() / v.full_step_ms() : 0.0, 100.0 * v.attended_fraction());
+  }
   return out;
 }
 
@@ -184,6 +203,14 @@ nlohmann::json BenchReport::json() const {
                          {"propose_seconds", r.draft.propose_seconds},
                          {"forward_hook_seconds", r.draft.forward_hook_seconds},
                          {"decode_step_seconds", r.draft.decode_seconds}}},
+                       {"verification",
+                        {{"full_views", r.verification.full_views},
+                         {"partial_views", r.verification.partial_views},
+                         {"full_verify_steps", r.verification.full_verify_steps},
+                         {"full_verify_step_ms", r.verification.full_step_ms()},
+                         {"partial_verify_steps", r.verification.partial_verify_steps},
+                         {"partial_verify_step_ms", r.verification.partial_step_ms()},
+                         {"partial_attended_fraction", r.verification.attended_fraction()}}},
                        {"drafts_by_provider", r.drafts_by_provider},
                        {"plugin_stats", r.plugin_stats},
                        {"prefill_tokens", r.prefill_tokens},

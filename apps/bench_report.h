@@ -31,6 +31,7 @@ struct VariantResult {
   int64_t prefill_tokens = 0;  // prompt tokens the model computed (cache hits are not)
   PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)
   SpeculationStats speculation;
+  VerificationMetrics verification;  // full vs partial KV views (SpecPV) and their verify forwards
   std::map<int32_t, int64_t> acceptance_histogram;
   // Against the first config's "off" outputs, prompt by prompt (-1: this is that run): a lossless
   // change (speculation, prefix cache) gives identical outputs.

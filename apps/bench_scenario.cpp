@@ -7,14 +7,14 @@ namespace drift::app {
 Scenario make_scenario(const std::string& name, const std::vector<std::vector<int32_t>>& prompt_set,
                        int64_t max_new_tokens) {
   int64_t sequences = 0, context = 0;
-  if (name == "single-32k") {
+  if (name == "single-16k" || name == "single-32k" || name == "single-64k") {
     sequences = 1;
-    context = 32768;
+    context = name == "single-16k" ? 16384 : name == "single-32k" ? 32768 : 65536;
   } else if (name == "batch4-16k") {
     sequences = 4;
     context = 16384;
   } else {
-    fail("--scenario {}: unknown (known: single-32k, batch4-16k)", name);
+    fail("--scenario {}: unknown (known: single-16k, single-32k, single-64k, batch4-16k)", name);
   }
   if (max_new_tokens >= context)
     fail("--scenario {}: --max-new-tokens {} leaves no room for a prompt in a {}-token context", name, max_new_tokens,

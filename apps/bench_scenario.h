@@ -1,7 +1,8 @@
 #pragma once
 // drift bench --scenario: named long-context workloads (the seeds' benchmark_speculative.py
 // scenarios), built from the prompt set's own tokens so they need no extra data:
-//   single-32k   one sequence decoding at a 32K context (prompt 32768 - max_new_tokens tokens)
+//   single-32k   one sequence decoding at a 32K context (prompt 32768 - max_new_tokens tokens);
+//                single-16k and single-64k likewise at 16K and 64K (SpecPV's long contexts)
 //   batch4-16k   four sequences at once, each at a 16K context
 #include <cstdint>
 #include <string>

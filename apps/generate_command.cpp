@@ -109,6 +109,17 @@ nlohmann::json prefix_cache_json(const PrefixCacheMetrics& m) {
           {"pages_held", m.pages_held}};
 }
 
+
+nlohmann::json verification_json(const VerificationMetrics& v) {
+  return {{"full_views", v.full_views},
+          {"partial_views", v.partial_views},
+          {"full_verify_steps", v.full_verify_steps},
+          {"full_verify_step_ms", v.full_step_ms()},
+          {"partial_verify_steps", v.partial_verify_steps},
+          {"partial_verify_step_ms", v.partial_step_ms()},
+          {"partial_attended_fraction", v.attended_fraction()}};
+}
+
 // The closing line of --json output: the run's engine-wide figures.
 nlohmann::json summary_json(const Engine& engine, size_t prompts, int64_t tokens, double seconds) {
   const EngineMetrics& m = engine.metrics();
@@ -123,6 +134,7 @@ nlohmann::json summary_json(const Engine& engine, size_t prompts, int64_t tokens
             {"speculation", speculation_json(m.speculation)},
             {"drafts_by_provider", m.drafts_by_provider},
             {"prefix_cache", prefix_cache_json(m.prefix_cache)},
+            {"verification", verification_json(m.verification)},
             {"plugin_stats", plugin_stats_json(engine)}}}};
 }
 

@@ -22,7 +22,9 @@ void add_sampling_options(po::options_description& desc, SamplingArgs& a) {
       "speculative decoding for these prompts: off, or a configured draft provider's name (default: [speculative])")(
       "cache-salt", po::value(&a.cache_salt),
       "prefix-cache isolation key: only requests with the same salt share cached pages (default: none)")(
-      "no-prefix-cache", po::bool_switch(&a.no_prefix_cache), "keep these prompts out of the prefix cache");
+      "no-prefix-cache", po::bool_switch(&a.no_prefix_cache), "keep these prompts out of the prefix cache")(
+      "full-verification", po::bool_switch(&a.full_verification),
+      "verify drafts against the whole context even when [speculative] verification is a partial policy (specpv)");
 }
 
 void read_sampling_options(const po::variables_map& vm, SamplingArgs& a) {
@@ -61,6 +63,7 @@ SamplingParams sampling_params_from_args(const SamplingArgs& a, const Generation
   p.speculative = a.speculative;
   p.cache_salt = a.cache_salt;
   p.prefix_cache = !a.no_prefix_cache;
+  p.full_verification = a.full_verification;
   check_cli_sampling(p);
   return p;
 }

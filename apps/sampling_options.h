@@ -22,6 +22,7 @@ struct SamplingArgs {
   std::string speculative;  // "" = the config's [speculative]; "off"; or a draft provider's name
   std::string cache_salt;
   bool no_prefix_cache = false;
+  bool full_verification = false;
   bool ignore_eos = false;
 };
 

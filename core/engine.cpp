@@ -56,6 +56,7 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
                                                          stream, metrics_.prefix_cache, metrics_.draft_timing},
                                              install_services);
   scheduler_->set_observer(plugins_.get());
+  view_shape_ = {model.num_layers, model.num_kv_heads, options_.block_size};
 }
 
 std::string Engine::validate_request(const Sequence& seq) const {
@@ -178,8 +179,9 @@ ForwardBatch Engine::build_batch(const SchedulerOutput& scheduled) const {
 }
 
 // The rows each chunk wants picked, in logit-row order: its root, then its draft nodes.
-Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled) {
-  const ForwardBatch batch = build_batch(scheduled);
+Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled, std::span<const KvView> views) {
+  ForwardBatch batch = build_batch(scheduled);
+  if (!views.empty() && plugins_) plugins_->queries_kept(apply_kv_views(batch, scheduled, views, view_shape_));
   if (options_.speculation.custom_acceptance) return {{}, executor_->forward(batch), {}};
   std::vector<RowSampling> rows;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
@@ -285,6 +287,32 @@ SchedulerOutput Engine::schedule_step() {
   return scheduled;
 }
 
+void Engine::record_verification(std::span<const KvView> views, const SchedulerOutput& scheduled,
+                                 double forward_seconds) {
+  VerificationMetrics& m = metrics_.verification;
+  bool verifies = false, partial = false;
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
+    if (chunk.draft.empty()) continue;
+    verifies = true;
+    if (c >= views.size() || views[c].full) {
+      m.full_views++;
+      continue;
+    }
+    partial = true;
+    m.partial_views++;
+    const auto table = static_cast<int64_t>(kv_->block_table(chunk.seq->kv).size());
+    int64_t listed = 0;
+    for (const auto& list : views[c].lists) listed += static_cast<int64_t>(list.size());
+    m.partial_pages_attended +=
+        listed / static_cast<int64_t>(views[c].lists.size()) + table - chunk.start / options_.block_size;
+    m.partial_context_pages += table;
+  }
+  if (!verifies) return;
+  (partial ? m.partial_verify_steps : m.full_verify_steps)++;
+  (partial ? m.partial_verify_seconds : m.full_verify_seconds) += forward_seconds;
+}
+
 std::vector<RequestOutput> Engine::step() {
   if (plugins_) plugins_->begin_step();
   SchedulerOutput scheduled = schedule_step();
@@ -297,11 +325,13 @@ std::vector<RequestOutput> Engine::step() {
       return c.count - static_cast<int64_t>(c.draft.size()) == 1 &&
              c.start >= static_cast<int64_t>(c.seq->prompt.size());
     });
-    if (plugins_) plugins_->before_forward(metrics_.steps, scheduled);
+    const std::vector<KvView> views =
+        plugins_ ? plugins_->before_forward(metrics_.steps, scheduled) : std::vector<KvView>();
     const auto start = Clock::now();
-    const TargetOutput output = run_target(scheduled);
+    const TargetOutput output = run_target(scheduled, views);
     const double forward = std::chrono::duration<double>(Clock::now() - start).count();
     metrics_.forward_seconds += forward;
+    record_verification(views, scheduled, forward);
     if (plugins_) plugins_->after_forward(scheduled);
     metrics_.steps++;
     const double drafting_before = metrics_.draft_timing.seconds();

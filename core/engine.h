@@ -22,6 +22,8 @@
 #include "core/scheduler.h"
 #include "core/sequence.h"
 #include "core/speculation/acceptance.h"
+#include "core/speculation/kv_view_batch.h"
+#include "core/speculation/verification_metrics.h"
 #include "core/tokenizer/output_text.h"
 #include "core/tokenizer/tokenizer.h"
 
@@ -87,6 +89,7 @@ struct EngineMetrics {
   PrefixCacheMetrics prefix_cache;                    // zeros without a cache-manager plugin
   DraftTiming draft_timing;                           // zeros without a draft-provider plugin
   std::map<std::string, int64_t> drafts_by_provider;  // verified trees per provider
+  VerificationMetrics verification;                   // full vs partial KV views and their forwards
 };
 
 class Engine {
@@ -152,7 +155,9 @@ class Engine {
     Tensor logits;
     std::vector<TokenLogprobs> logprobs;  // per logit row, when a request asked for them
   };
-  TargetOutput run_target(const SchedulerOutput& scheduled);
+  // `views`: the verification policy's, one per chunk (empty: every chunk attends fully).
+  TargetOutput run_target(const SchedulerOutput& scheduled, std::span<const KvView> views);
+  void record_verification(std::span<const KvView> views, const SchedulerOutput& scheduled, double forward_seconds);
   void process_results(const SchedulerOutput& scheduled, const TargetOutput& output);
   std::vector<TokenLogprobs> path_logprobs(const Sequence& seq, const AcceptedPath& path, const TargetOutput& output,
                                            int64_t first_row) const;
@@ -172,7 +177,8 @@ class Engine {
   RequestOutput& output_for(Sequence& seq);
 
   EngineOptions options_;
-  std::unique_ptr<Backend> backend_;       // owned when built from a config
+  KvViewShape view_shape_;            // the model's layers and kv heads (set with the plugins)
+  std::unique_ptr<Backend> backend_;  // owned when built from a config
   std::unique_ptr<ModelExecutor> executor_;
   std::unique_ptr<KVCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;

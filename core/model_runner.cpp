@@ -44,9 +44,11 @@ ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
   return s;
 }
 
-// h: the normed input [tokens, hidden] -> s.attn_out, the attention output.
-void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, const Tensor& h,
-                                  LayerScratch& s) {
+// h: the normed input [tokens, hidden] -> s.attn_out, the attention output. The KV is written
+// where the forward's metadata says; attention reads the layer's partial views when there are any.
+void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, const Tensor& h, LayerScratch& s) {
+  const LayerWeights& w = weights_.layers[layer];
+  LayerKV& kv = kv_[layer];
   backend_.linear(h, w.qkv, w.qkv_bias, s.qkv);
   if (w.q_norm.empty()) {
     backend_.qkv_rope_write(s.qkv, s.q, s.k, s.v, kv, batch.positions, rope_.inv_freq, rope_.attention_scale,
@@ -59,9 +61,28 @@ void ModelRunner::attention_block(const LayerWeights& w, LayerKV& kv, const Forw
     backend_.rope(s.k, batch.positions, rope_.inv_freq, rope_.attention_scale);
     backend_.write_kv(kv, s.k, s.v, batch.attention);
   }
-  backend_.attention(s.q, kv, batch.attention, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_,
-                     s.attn);
+  keep_queries(layer, batch, s.q);
+  const AttentionMetadata& meta = batch.layer_attention.empty() ? batch.attention : batch.layer_attention[layer];
+  backend_.attention(s.q, kv, meta, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_, s.attn);
   backend_.linear(s.attn, w.o_proj, w.o_bias, s.attn_out);
+}
+
+// The query_rows' post-RoPE queries into the forward's scratch (readable until the next forward).
+void ModelRunner::keep_queries(int64_t layer, const ForwardBatch& batch, const Tensor& q) {
+  if (batch.query_rows.empty()) return;
+  const auto rows = static_cast<int64_t>(batch.query_rows.size());
+  const int64_t width = config_.num_heads * config_.head_dim;
+  Tensor kept = scratch({rows, width});
+  // q is the layer scratch's [tokens, heads, head_dim], alive for the whole forward: a flat view of it.
+  const Tensor flat = Tensor::wrap(const_cast<void*>(q.data()), {q.dim(0), width}, q.dtype(), q.device(), nullptr);
+  backend_.gather_rows(flat, batch.query_rows, kept);
+  captured_queries_[layer] = std::move(kept);
+}
+
+const Tensor* ModelRunner::captured_queries(int32_t layer) const {
+  if (layer < 0 || layer >= static_cast<int32_t>(captured_queries_.size()) || captured_queries_[layer].empty())
+    return nullptr;
+  return &captured_queries_[layer];
 }
 
 // h: the normed input -> s.mlp_out.
@@ -140,9 +161,10 @@ ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
   return padded;
 }
 
+
 template <typename Read>
 auto ModelRunner::run_forward(const ForwardBatch& batch, Read read) {
-  const bool recordable = !batch.logit_rows.empty() && batch.num_tokens() <= kMaxGraphTokens;
+  const bool recordable = !batch.logit_rows.empty() && batch.num_tokens() <= kMaxGraphTokens && !batch.eager_only();
   if (!recordable || !backend_.records_forwards()) return run_exact(batch, read);
   const auto rows = static_cast<int64_t>(batch.logit_rows.size());
   return run_exact(pad_for_graph(batch), [&](const Tensor& logits) {
@@ -156,6 +178,7 @@ template <typename Read>
 auto ModelRunner::run_exact(const ForwardBatch& batch, Read read) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");
+  captured_queries_.assign(static_cast<size_t>(config_.num_layers), Tensor());  // kept only by this forward's rows
   backend_.begin_forward({&batch.tokens, &batch.positions, &batch.attention, &batch.logit_rows});
   struct EndForward {
     Backend& backend;
@@ -164,7 +187,7 @@ auto ModelRunner::run_exact(const ForwardBatch& batch, Read read) {
   // Small forwards (decode, verification) are where launch overhead shows: the backend may replay
   // a recorded graph of them. Captured hidden states live in the forward's scratch, so a
   // recording writes them where its replays will: they are the recording's extra outputs.
-  const bool graphable = !batch.logit_rows.empty() && t <= kMaxGraphTokens;
+  const bool graphable = !batch.logit_rows.empty() && t <= kMaxGraphTokens && !batch.eager_only();
   if (graphable)
     if (std::optional<Tensor> logits = backend_.replay_forward()) {
       restore_captures(backend_.replayed_extras());
@@ -212,7 +235,7 @@ Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
   backend_.rms_norm(x, weights_.layers[0].input_norm, eps, h);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
     const LayerWeights& w = weights_.layers[i];
-    attention_block(w, kv_[i], batch, h, s);
+    attention_block(i, batch, h, s);
     backend_.add_rms_norm(x, s.attn_out, w.post_norm, eps, h);
     mlp_block(w, h, s);
     const Tensor& next_norm = i + 1 < config_.num_layers ? weights_.layers[i + 1].input_norm : weights_.final_norm;

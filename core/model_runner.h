@@ -26,6 +26,8 @@ class ModelRunner final : public ModelExecutor {
   void set_capture_layers(std::vector<int32_t> layers) override;
   const Tensor* captured(int32_t layer) const override;
   void reorder_captured(const std::vector<int32_t>& rows) override;
+  const Tensor* captured_queries(int32_t layer) const override;
+
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
@@ -55,8 +57,8 @@ class ModelRunner final : public ModelExecutor {
   // Forwards up to this size may be graph-replayed (measured: larger ones, which go through cuBLASLt,
   // ran slower replayed than eager on the H100).
   static constexpr int64_t kMaxGraphTokens = 32;
-  void attention_block(const LayerWeights& w, LayerKV& kv, const ForwardBatch& batch, const Tensor& h,
-                       LayerScratch& s);
+  void attention_block(int64_t layer, const ForwardBatch& batch, const Tensor& h, LayerScratch& s);
+  void keep_queries(int64_t layer, const ForwardBatch& batch, const Tensor& q);
   void mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s);
   Tensor scratch(std::vector<int64_t> shape, DType dtype);
   Tensor scratch(std::vector<int64_t> shape);  // in the backend's compute dtype
@@ -70,7 +72,8 @@ class ModelRunner final : public ModelExecutor {
   // The captured layers' tensors in layer order (a recording's extras), and back after a replay.
   std::vector<Tensor> captures() const;
   void restore_captures(const std::vector<Tensor>& tensors);
-  std::map<int32_t, Tensor> captured_;  // layer -> its output in the last forward
+  std::map<int32_t, Tensor> captured_;    // layer -> its output in the last forward
+  std::vector<Tensor> captured_queries_;  // layer -> the last forward's query_rows' queries (or empty)
 };
 
 }  // namespace drift

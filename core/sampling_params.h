@@ -21,6 +21,9 @@ struct SamplingParams {
   // Speculative decoding for this request: "" = the engine's [speculative] setting, "off" = none,
   // or the name of another configured draft provider (A/B in one run).
   std::string speculative;
+  // Verify this request's drafts against its whole context whatever the engine's verification
+  // policy ([speculative] verification, e.g. specpv): exact, lossless speculation for this request.
+  bool full_verification = false;
   // Prefix caching (a cache-manager plugin such as prefix_cache): false keeps this request out of
   // every cache manager (no lookup, nothing offered); cache_salt isolates it -- requests share
   // cached pages only when their salts are equal (e.g. one salt per tenant).

@@ -92,15 +92,17 @@ std::vector<int32_t> read_token_ids(const Json& list, const std::string& field, 
   return ids;
 }
 
-// The per-request speculation choice: {"enabled": bool, "draft_provider": name}.
-std::string read_speculative(const FieldReader& body, const ServingContext& context) {
+// The per-request speculation choice: {"enabled": bool, "draft_provider": name, "full_verification":
+// bool} (the last: exact verification whatever the engine's verification policy, e.g. specpv).
+std::string read_speculative(const FieldReader& body, const ServingContext& context, bool& full_verification) {
   const Json* spec = body.find("speculative");
   if (!spec) return "";
   const FieldReader fields(*spec, "speculative");
   for (const auto& [key, value] : spec->items())
-    if (key != "enabled" && key != "draft_provider")
+    if (key != "enabled" && key != "draft_provider" && key != "full_verification")
       throw bad_request("speculative." + key,
-                        fmt::format("speculative.{} is not a setting (enabled, draft_provider)", key));
+                        fmt::format("speculative.{} is not a setting (enabled, draft_provider, full_verification)", key));
+  full_verification = fields.boolean("full_verification").value_or(false);
   const auto enabled = fields.boolean("enabled");
   const auto provider = fields.string("draft_provider");
   if (enabled && !*enabled) {
@@ -141,7 +143,7 @@ void read_sampling(const FieldReader& body, const ServingContext& context, Sampl
   if (const Json* ids = body.find("stop_token_ids"))
     p.stop_token_ids = read_token_ids(*ids, "stop_token_ids", context.vocab_size);
   if (auto ignore = body.boolean("ignore_eos")) p.ignore_eos = *ignore;
-  p.speculative = read_speculative(body, context);
+  p.speculative = read_speculative(body, context, p.full_verification);
   if (auto salt = body.string("cache_salt")) {
     if (salt->find('\0') != std::string::npos) throw bad_request("cache_salt", "cache_salt contains a NUL character");
     p.cache_salt = *salt;

@@ -30,6 +30,7 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
       cache_metrics_(parts.cache_metrics),
       draft_timing_(parts.draft_timing) {
   state_.install(host_.callbacks());
+  state_.set_head_dim(model.head_dim);
   host_.callbacks().release_page = [this](drift_page_id_t page) { evicted({page}); };
   if (install_services) install_services(host_.callbacks());
   host_.set_model_info(make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(),
@@ -123,16 +124,24 @@ int64_t EnginePlugins::release_all_cached() {
   return held > 0 ? reclaim_to_unblock(held) : 0;
 }
 
-void EnginePlugins::before_forward(int64_t step, const SchedulerOutput& scheduled) {
-  std::vector<KvViewRequest> views;
-  for (const ScheduledChunk& chunk : scheduled.chunks)
-    if (!chunk.draft.empty())
-      views.push_back({chunk.seq->id, static_cast<int32_t>(kv_.block_table(chunk.seq->kv).size())});
-  if (views.empty()) return;
-  // The forward attends to the full block table either way: a partial view (SpecPV) only changes
-  // what is attended once partial attention exists, and a full verification is always exact.
-  for (const KvView& view : host_.choose_kv_view(StepInfo{step, stream_}, views))
-    (view.full ? speculation_.full_views : speculation_.partial_views)++;
+
+std::vector<KvView> EnginePlugins::before_forward(int64_t step, const SchedulerOutput& scheduled) {
+  std::vector<KvViewRequest> requests;
+  std::vector<size_t> chunk_of;
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
+    if (chunk.draft.empty() || chunk.seq->params.full_verification) continue;  // the latter: full, by request
+    const std::vector<PageId>& table = kv_.block_table(chunk.seq->kv);
+    // A verify chunk's root (its first token) is the last committed token: its page and the ones
+    // after it receive the tree's KV and are always attended.
+    requests.push_back({chunk.seq->id, std::span<const int32_t>(table), chunk.start / kv_.block_size()});
+    chunk_of.push_back(c);
+  }
+  std::vector<KvView> views(scheduled.chunks.size());
+  if (requests.empty()) return views;
+  std::vector<KvView> chosen = host_.choose_kv_view(StepInfo{step, stream_}, requests);
+  for (size_t i = 0; i < chosen.size(); ++i) views[chunk_of[i]] = std::move(chosen[i]);
+  return views;
 }
 
 void EnginePlugins::after_commit(int64_t step, const SchedulerOutput& scheduled,

@@ -28,10 +28,8 @@
 namespace drift {
 
 struct SpeculationMetrics {
-  int64_t proposals = 0;      // valid, non-empty draft trees received
-  int64_t draft_tokens = 0;   // nodes in them (before the scheduler shrinks any to fit)
-  int64_t full_views = 0;     // verification views the policy left full
-  int64_t partial_views = 0;  // views given as explicit page lists
+  int64_t proposals = 0;     // valid, non-empty draft trees received
+  int64_t draft_tokens = 0;  // nodes in them (before the scheduler shrinks any to fit)
 };
 
 // The engine parts the bridge works on; all owned by the engine and outliving the bridge.
@@ -76,8 +74,11 @@ class EnginePlugins final : public SchedulerObserver {
 
   // Start of an engine step: views handed to plugins during the last one expire.
   void begin_step() { state_.begin_step(); }
-  // The verification policy's views for this step's verify chunks (before the forward).
-  void before_forward(int64_t step, const SchedulerOutput& scheduled);
+  // The verification policy's views for this step's verify chunks (before the forward), one per
+  // chunk of `scheduled` in order (full for chunks without a draft): what the forward attends to.
+  std::vector<KvView> before_forward(int64_t step, const SchedulerOutput& scheduled);
+  // The forward about to run keeps these sequences' verify-row queries (host->query_states).
+  void queries_kept(std::map<int64_t, QueryRows> rows) { state_.record_query_rows(std::move(rows)); }
   // The draft providers' trees for the next step (after this step's commit).
   std::vector<DraftTree> propose(int64_t step, std::span<const DraftRequest> requests);
   // The forward of `scheduled` ran: its captured hidden states are what plugins read now.

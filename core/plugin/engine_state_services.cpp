@@ -16,6 +16,9 @@ void EngineStateServices::install(HostCallbacks& cb) {
     return block_table(id, pages, num_pages, num_tokens);
   };
   cb.page_info = [this](drift_page_id_t page, drift_page_info_t* info) { return page_info(page, info); };
+  cb.query_states = [this](drift_seq_id_t id, int32_t layer, drift_tensor_t* out) {
+    return query_states(id, layer, out);
+  };
   cb.hidden_states = [this](drift_seq_id_t id, int32_t layer, drift_tensor_t* out) {
     return hidden_states(id, layer, out);
   };
@@ -107,6 +110,30 @@ drift_status_t EngineStateServices::hidden_states(drift_seq_id_t id, int32_t lay
   view.shape[1] = hidden;
   view.strides[0] = hidden;
   view.strides[1] = 1;
+  *out = view;
+  return DRIFT_OK;
+}
+
+
+drift_status_t EngineStateServices::query_states(drift_seq_id_t id, int32_t layer, drift_tensor_t* out) const {
+  if (!out) return DRIFT_ERROR_INVALID_ARGUMENT;
+  auto rows = query_rows_.find(id);
+  const Tensor* kept = executor_.captured_queries(layer);
+  if (rows == query_rows_.end() || !kept || kept->ndim() != 2) return DRIFT_ERROR_NOT_FOUND;
+  const int64_t width = kept->dim(1);
+  const int64_t head_dim = head_dim_ > 0 && width % head_dim_ == 0 ? head_dim_ : width;
+  drift_tensor_t view{};
+  view.data = static_cast<char*>(const_cast<void*>(kept->data())) +
+              rows->second.first * width * static_cast<int64_t>(dtype_size(kept->dtype()));
+  view.dtype = to_drift_dtype(kept->dtype());
+  view.device = to_drift_device(kept->device());
+  view.ndim = 3;
+  view.shape[0] = rows->second.count;
+  view.shape[1] = width / head_dim;
+  view.shape[2] = head_dim;
+  view.strides[0] = width;
+  view.strides[1] = head_dim;
+  view.strides[2] = 1;
   *out = view;
   return DRIFT_OK;
 }

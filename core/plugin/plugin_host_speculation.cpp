@@ -4,10 +4,13 @@
 // every field of the structs it gets, "in" fields included, so the host never reads an "in"
 // field back: it keeps its own copy of each (sequence id, capacities, buffer pointers) and a
 // struct whose copy no longer matches is that sequence's failure, not a crash.
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
+
 
 #include "core/plugin/guarded_call.h"
 #include "core/plugin/loaded_plugin.h"
@@ -70,6 +73,8 @@ struct ViewSlot {
   size_t index = 0;
   drift_seq_id_t seq = 0;
   int32_t max_pages = 0;
+  std::span<const int32_t> table;  // the host's own block table of the sequence
+  int64_t tail_block = 0;
   drift_kv_view_t view{};
   std::vector<int32_t> counts;
   std::vector<drift_page_id_t> pages;
@@ -84,19 +89,33 @@ struct ViewSlot {
     return "";
   }
 
-  // Page lists of a PAGES view, or the reason they are unusable.
+  // Page lists of a PAGES view in block-table order, or the reason they are unusable: every page
+  // must be a distinct page of the sequence's own block table before the tail (never another
+  // sequence's KV, never the slots the tree writes).
   std::string read_lists(const drift_model_info_t& m, KvView& out) const {
     const int64_t lists = view.per_kv_head ? m.num_layers * m.num_kv_heads : m.num_layers;
     if (lists <= 0) return "chose page lists but the host has no model layout to size them";
+    std::unordered_map<drift_page_id_t, int64_t> block_of;
+    for (int64_t b = 0; b < tail_block; ++b) block_of.emplace(table[b], b);
     out.lists.resize(static_cast<size_t>(lists));
+    std::vector<int64_t> blocks;
     for (int64_t l = 0; l < lists; ++l) {
       const int32_t count = counts[l];
       if (count < 0 || count > max_pages) return fmt::format("list {} has {} pages (capacity {})", l, count, max_pages);
       const drift_page_id_t* first = &pages[l * max_pages];
-      for (int32_t i = 0; i < count; ++i)
-        if (first[i] < 0 || (m.num_pages > 0 && first[i] >= m.num_pages))
-          return fmt::format("list {} names page {} outside the pool", l, first[i]);
-      out.lists[l].assign(first, first + count);
+      blocks.clear();
+      for (int32_t i = 0; i < count; ++i) {
+        auto it = block_of.find(first[i]);
+        if (it == block_of.end())
+          return fmt::format("list {} names page {}, which is not one of the sequence's {} pages before its tail", l,
+                             first[i], tail_block);
+        blocks.push_back(it->second);
+      }
+      std::sort(blocks.begin(), blocks.end());
+      if (std::adjacent_find(blocks.begin(), blocks.end()) != blocks.end())
+        return fmt::format("list {} names a page more than once", l);
+      out.lists[l].clear();
+      for (int64_t b : blocks) out.lists[l].push_back(table[b]);
     }
     out.full = false;
     out.per_kv_head = view.per_kv_head;
@@ -171,7 +190,9 @@ std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step, std::span<c
     ViewSlot& s = slots.emplace_back();
     s.index = i;
     s.seq = requests[i].seq;
-    s.max_pages = std::max(requests[i].max_pages, 0);
+    s.table = requests[i].block_table;
+    s.tail_block = std::clamp<int64_t>(requests[i].tail_block, 0, static_cast<int64_t>(s.table.size()));
+    s.max_pages = static_cast<int32_t>(s.table.size());
     s.counts.assign(lists, 0);
     s.pages.assign(lists * s.max_pages, -1);
   }
@@ -197,11 +218,17 @@ std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step, std::span<c
   }
   for (const ViewSlot& s : slots) {
     std::string bad = s.inputs_intact();
-    if (bad.empty() && s.view.status == DRIFT_OK && s.view.mode == DRIFT_KV_VIEW_FULL) continue;
+    // 1.3: the host presets keep_queries false, so a policy built against an older header keeps none.
+    const bool keep_queries = s.view.keep_queries;
+    if (bad.empty() && s.view.status == DRIFT_OK && s.view.mode == DRIFT_KV_VIEW_FULL) {
+      views[s.index].keep_queries = keep_queries;
+      continue;
+    }
     KvView chosen;
     chosen.seq = s.seq;
+    chosen.keep_queries = keep_queries;
     if (bad.empty())
-      bad = s.view.status != DRIFT_OK               ? failed_status(s.view.status)
+      bad = s.view.status != DRIFT_OK            ? failed_status(s.view.status)
             : s.view.mode == DRIFT_KV_VIEW_PAGES ? s.read_lists(m, chosen)
                                                  : fmt::format("chose unknown view mode {}", s.view.mode);
     if (bad.empty())

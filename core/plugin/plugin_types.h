@@ -55,15 +55,19 @@ struct ForwardRows {
 
 struct KvViewRequest {
   drift_seq_id_t seq = 0;
-  int32_t max_pages = 0;   // the sequence's block-table length
+  std::span<const int32_t> block_table;  // the sequence's pages (max_pages = its length)
+  int64_t tail_block = 0;                // the block holding the tree's root: it and all after it
+                                         // are always attended, never listed
 };
 
 // full: attend to the whole block table. Otherwise `lists` holds one page list per layer, or
-// per (layer, kv head) at layer * num_kv_heads + head when per_kv_head.
+// per (layer, kv head) at layer * num_kv_heads + head when per_kv_head: distinct pages of the
+// block table before the tail, in block-table order (the host checked and sorted them).
 struct KvView {
   drift_seq_id_t seq = 0;
   bool full = true;
   bool per_kv_head = false;
+  bool keep_queries = false;  // 1.3: keep the verify rows' queries for host->query_states
   std::vector<std::vector<drift_page_id_t>> lists;
 };
 

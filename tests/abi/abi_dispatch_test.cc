@@ -2,6 +2,8 @@
 // invalid results), roles, and the cache-page bookkeeping.
 #include <fstream>
 #include <sstream>
+#include <tuple>
+
 
 #include "abi_test_util.h"
 #include "core/error.h"
@@ -165,7 +167,8 @@ TEST(PluginDispatch, VerificationPolicyErrorFallsBackToFull) {
   host.load_all({entry("bad", DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR, "fail_hook = \"on_choose_kv_view\"\n"),
                  entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "view = \"first_page\"\n")});
   host.select("", "bad");
-  KvViewRequest requests[] = {{1, 2}, {2, 2}};
+  const int32_t table[] = {0, 5};
+  KvViewRequest requests[] = {{1, table, 1}, {2, table, 1}};
   for (const KvView& view : host.choose_kv_view(StepInfo{1}, requests)) EXPECT_TRUE(view.full);
   EXPECT_EQ(log.fallbacks().size(), 1u);
   EXPECT_THAT(log.fallbacks()[0], HasSubstr("requests 1, 2 continue without it"));
@@ -174,6 +177,27 @@ TEST(PluginDispatch, VerificationPolicyErrorFallsBackToFull) {
   std::vector<KvView> views = host.choose_kv_view(StepInfo{2}, requests);
   EXPECT_FALSE(views[0].full);
   EXPECT_THAT(views[0].lists, ElementsAre(ElementsAre(0), ElementsAre(0)));
+}
+
+// ABI 1.3: the host attends to what a view lists only after checking every page against its own
+// copy of the block table -- a page of another sequence, the tail (where the tree's KV goes) or a
+// page listed twice makes that request verify fully, with one [fallback] line.
+TEST(PluginDispatch, ViewPagesOutsideTheSequencesOwnPrefixFallBackToFull) {
+  drift_model_info_t model = small_model();
+  for (const auto& [table, tail, why] :
+       {std::tuple{std::vector<int32_t>{7, 0}, int64_t{1}, "page 0, which is not one of the sequence's 1 pages"},
+        std::tuple{std::vector<int32_t>{0, 3}, int64_t{0}, "page 0, which is not one of the sequence's 0 pages"},
+        std::tuple{std::vector<int32_t>{4, 5}, int64_t{2}, "page 0, which is not one of the sequence's 2 pages"}}) {
+    LogCapture log;
+    PluginHost host;
+    host.set_model_info(model);
+    host.load_all({entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "view = \"first_page\"\n")});
+    host.select("", "rec");
+    KvViewRequest request{1, table, tail};
+    EXPECT_TRUE(host.choose_kv_view(StepInfo{1}, std::span(&request, 1)).at(0).full);
+    ASSERT_EQ(log.fallbacks().size(), 1u);
+    EXPECT_THAT(log.fallbacks()[0], HasSubstr(why));
+  }
 }
 
 TEST(PluginDispatch, InvalidDraftTreeIsRejectedForThatRequest) {

@@ -97,7 +97,8 @@ TEST(PluginLoad, NullOptionalHooksAreSkipped) {
   l.host->request_start(request(1));
   l.host->accept(1, tokens);
   l.host->rewind(1, 1);
-  KvViewRequest request{1, 3};
+  const int32_t table[] = {0, 1, 2};
+  KvViewRequest request{1, table, 2};
   EXPECT_TRUE(l.host->choose_kv_view(StepInfo{1}, std::span(&request, 1)).at(0).full);
   l.host->request_finish(1, HookFinishReason::Stop);
   EXPECT_EQ(l.host->extension("opt", "anything").table, nullptr);
@@ -189,7 +190,8 @@ TEST(PluginLoad, BuiltinFullPolicyIsAlwaysThere) {
   PluginHost host;
   host.load_all({entry("full", "")});  // naming it in [[plugins]] is allowed too
   EXPECT_TRUE(host.plugins().at(0).enabled);
-  KvViewRequest requests[] = {{1, 4}, {2, 0}};
+  const int32_t table[] = {0, 1, 2, 3};
+  KvViewRequest requests[] = {{1, table, 3}, {2, {}, 0}};
   for (const KvView& view : host.choose_kv_view(StepInfo{1}, requests)) EXPECT_TRUE(view.full);
 }
 

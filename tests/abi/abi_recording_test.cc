@@ -46,7 +46,8 @@ TEST(RecordingPlugin, EveryHookInOrderWithItsArgumentsAcrossPreemptionAndAbort) 
   EXPECT_THAT(trees[0].parents, ElementsAre(-1, 0, 1));
   EXPECT_THAT(trees[0].probs, ElementsAre(0.5f, 0.5f, 0.5f));
   EXPECT_THAT(trees[1].tokens, ElementsAre(20, 21));
-  KvViewRequest views[] = {{1, 3}, {2, 3}};
+  const int32_t table[] = {0, 1, 2};
+  KvViewRequest views[] = {{1, table, 2}, {2, table, 2}};
   EXPECT_TRUE(host.choose_kv_view(StepInfo{2}, views)[1].full);
   int32_t accepted1[] = {10, 11, 50};
   host.accept(1, accepted1);

@@ -95,6 +95,33 @@ TEST(SpeculationCliTest, SuffixConfigIsLosslessAndReportsItsOwnFigures) {
   EXPECT_GT(j["results"][1]["drafts_by_provider"]["suffix_cache"].get<int64_t>(), 0);
 }
 
+
+// SpecPV through the binary: partial views on long outputs (the summary counts them, the plugin
+// reports its refreshes); --full-verification turns them off for the request, and then the output
+// is exactly the eagle3 config's (exact speculation), which a lossy policy need not match.
+TEST(SpeculationCliTest, SpecPVConfigVerifiesPartiallyUnlessARequestAsksForFull) {
+  const std::string prompts =
+      " --prompt 'Once upon a time' --prompt 'Tom and Lily went to the park' "
+      "--max-new-tokens 300 --ignore-eos --json";
+  const auto exact = run_command(drift_in_source("generate --config configs/stories260k-eagle3.toml") + prompts);
+  const auto partial = run_command(drift_in_source("generate --config configs/stories260k-specpv.toml") + prompts);
+  const auto full =
+      run_command(drift_in_source("generate --config configs/stories260k-specpv.toml --full-verification") + prompts);
+  ASSERT_EQ(partial.exit_code, 0) << partial.err;
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  nlohmann::json partial_summary, full_summary;
+  const auto e = json_lines(exact.out), p = json_lines(partial.out, &partial_summary),
+             f = json_lines(full.out, &full_summary);
+  ASSERT_EQ(p.size(), 2u);
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_EQ(f[i]["output_ids"], e[i]["output_ids"]) << "prompt " << i;
+    EXPECT_EQ(p[i]["output_ids"].size(), 300u);
+  }
+  EXPECT_GT(partial_summary["verification"]["partial_views"].get<int64_t>(), 10) << partial_summary.dump();
+  EXPECT_GT(partial_summary["plugin_stats"]["specpv"]["refreshes"].get<int64_t>(), 0) << partial_summary.dump();
+  EXPECT_EQ(full_summary["verification"]["partial_views"].get<int64_t>(), 0) << full_summary.dump();
+}
+
 TEST(SpeculationCliTest, StopStringEndsTheTextBeforeIt) {
   const auto r =
       run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --prompt 'Once upon a time'"
@@ -159,7 +186,8 @@ TEST(SpeculationCliTest, BenchScenariosAreNamedAndChecked) {
   EXPECT_EQ(j["results"][0]["failed"], 4) << "stories260K holds 512 positions, not 16K";
   const auto bad = run_command(drift_in_source("bench --config configs/stories260k.toml --scenario huge"));
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_THAT(bad.err, ::testing::HasSubstr("--scenario huge: unknown (known: single-32k, batch4-16k)"));
+  EXPECT_THAT(bad.err,
+              ::testing::HasSubstr("--scenario huge: unknown (known: single-16k, single-32k, single-64k, batch4-16k)"));
   const auto no_room = run_command(
       drift_in_source("bench --config configs/stories260k.toml --scenario single-32k --max-new-tokens 40000"));
   EXPECT_EQ(no_room.exit_code, 1);

@@ -376,6 +376,69 @@ TEST_P(GpuPrefixCacheTest, CachedOutputsEqualPlainOutputs) {
   EXPECT_LE(differing, 1);
 }
 
+
+// SpecPV on the GPU (plugins/specpv: page summaries, page_scores and top_k on the device, the
+// verify forward over per-(layer, kv head) page lists): with budgets covering the whole context its
+// partial views are the block tables themselves, so outputs equal full verification's exactly;
+// with small budgets partial views run and every request completes (fidelity is reported).
+TEST(GpuSpecPVTest, PartialViewsOnTheGpu) {
+  std::string why;
+  if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
+  const std::string dir = test::test_data_path("models/stories260K");
+  std::vector<int32_t> pool;
+  for (const auto& c : test::load_golden_cases(dir)) {
+    const std::vector<int32_t> s = c.sequence();
+    pool.insert(pool.end(), s.begin() + 1, s.end());
+  }
+  std::vector<std::vector<int32_t>> prompts;
+  for (size_t i = 0; i < 4; ++i) {
+    std::vector<int32_t> p = {1};
+    for (size_t t = 1; t < 260 + 30 * i; ++t) p.push_back(pool[(97 * i + t) % pool.size()]);
+    prompts.push_back(p);
+  }
+  SamplingParams params;
+  params.max_new_tokens = 96;
+  params.ignore_eos = true;
+  auto run = [&](const std::string& policy, const std::string& budgets, EngineMetrics* m) {
+    EngineConfig c = gpu_config(dir);
+    c.kv_cache.block_size = 4;
+    c.kv_cache.num_pages = 2048;
+    PluginEntry specpv;
+    specpv.name = "specpv";
+    specpv.settings_toml = "block_size = 4\npartial_threshold = 0\n" + budgets;
+    c.plugins = {test::ngram_entry(1, 2, 4), specpv};
+    c = test::with_speculation(c, "ngram", 6);
+    c.speculative.verification = policy;
+    auto engine = Engine::from_config(c);
+    auto out = test::outputs_of(test::run_one_by_one(*engine, prompts, params));
+    *m = engine->metrics();
+    return out;
+  };
+  EngineMetrics full_m, whole_m, small_m;
+  const auto full = run("full", "", &full_m);
+  const auto whole = run(
+      "specpv", "n_retrieval_blocks = 100000\nn_spec_tokens_buf = 100000\nfull_refresh_interval = 100000\n", &whole_m);
+  EXPECT_EQ(whole, full);
+  EXPECT_GT(whole_m.verification.partial_views, 20);
+  const auto small = run("specpv",
+                         "n_sink_blocks = 1\nn_retrieval_blocks = 6\nn_window_blocks = 4\nn_spec_tokens_buf = "
+                         "8\nfull_refresh_interval = 4\n",
+                         &small_m);
+  EXPECT_GT(small_m.verification.partial_views, 20);
+  int64_t same = 0, total = 0;
+  for (size_t i = 0; i < full.size(); ++i) {
+    ASSERT_EQ(small[i].size(), 96u);
+    for (size_t t = 0; t < small[i].size(); ++t) same += small[i][t] == full[i][t];
+    total += static_cast<int64_t>(small[i].size());
+  }
+  std::printf(
+      "[ metric ] specpv on the GPU: budgets 1+6+4 blocks of 4: %lld/%lld tokens equal to full verification; "
+      "%lld partial / %lld full views, %.1f%% of the context read\n",
+      static_cast<long long>(same), static_cast<long long>(total),
+      static_cast<long long>(small_m.verification.partial_views),
+      static_cast<long long>(small_m.verification.full_views), 100.0 * small_m.verification.attended_fraction());
+}
+
 // EAGLE-3 on the GPU: stories260K with its real head (plugins/eagle3 through the CUDA services,
 // bf16), every tree shape, against the GPU's own plain greedy output.
 //  - A chain verified one request at a time stays within the batch-invariant paths (<= 32 rows,

@@ -48,7 +48,8 @@ TEST(OpenAiRequest, CompletionFieldsReachSamplingParams) {
       "model": "tiny", "prompt": "abc", "max_tokens": 7, "temperature": 0.8, "top_p": 0.9, "top_k": 5,
       "min_p": 0.05, "seed": 42, "stop": ["x", "yz"], "stop_token_ids": [3, 4], "ignore_eos": true,
       "logprobs": 2, "stream": true, "stream_options": {"include_usage": true},
-      "speculative": {"draft_provider": "suffix_cache"}, "cache_salt": "tenant-a", "user": "ignored"})"),
+      "speculative": {"draft_provider": "suffix_cache", "full_verification": true}, "cache_salt": "tenant-a",
+      "user": "ignored"})"),
                                                        context());
   EXPECT_EQ(r.prompt, (std::vector<int32_t>{1, 10 + 'a' % 90, 10 + 'b' % 90, 10 + 'c' % 90}));
   EXPECT_EQ(r.params.max_new_tokens, 7);
@@ -65,6 +66,7 @@ TEST(OpenAiRequest, CompletionFieldsReachSamplingParams) {
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
   EXPECT_EQ(r.params.speculative, "suffix_cache");
+  EXPECT_TRUE(r.params.full_verification);
   EXPECT_EQ(r.params.cache_salt, "tenant-a");
 }
 
@@ -74,6 +76,7 @@ TEST(OpenAiRequest, LeftOutFieldsTakeTheConfigDefaultsAndOpenAisMaxTokens) {
   EXPECT_DOUBLE_EQ(r.params.temperature, 0.5);  // [generation]
   EXPECT_EQ(r.params.max_new_tokens, 16);       // OpenAI's completions default
   EXPECT_EQ(r.params.speculative, "");          // [speculative]'s provider
+  EXPECT_FALSE(r.params.full_verification);     // [speculative]'s verification policy decides
   EXPECT_EQ(r.params.logprobs, -1);
   EXPECT_FALSE(r.stream);
   // A single prompt may come wrapped in a list; top_k -1 means off (vLLM).
@@ -166,6 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "must be a boolean"},
         BadBody{R"({"prompt": "a", "speculative": {"provider": "ngram"}})", 400, "speculative.provider",
                 "is not a setting"},
+        BadBody{R"({"prompt": "a", "speculative": {"full_verification": 1}})", 400,
+                "speculative.full_verification", "must be a boolean"},
         BadBody{R"({"prompt": "a", "speculative": {"draft_provider": "eagle3"}})", 400, "speculative.draft_provider",
                 "not a configured draft provider (configured: ngram, suffix_cache)"},
         BadBody{R"({"prompt": "a", "speculative": {"enabled": false, "draft_provider": "ngram"}})", 400,

@@ -11,9 +11,14 @@
 // level under the first token of the one before; one token per level is a chain) -- so drafts of
 // likely tokens exist at every position, for the statistical tests.
 // probs = true: reports draft probabilities (0.9 for a level's main candidate, 0.05 for others).
+// follow_position = true: once the output parts from the reference, go on drafting the reference's
+// tokens at the output's position instead of stopping (rejected drafts, but every step verifies: a
+// benchmark of a lossy verification policy's step costs). The reference file is read again when it
+// changes (drift bench --write-reference rewrites it after each variant).
 // check_hidden_rows = true: declares capture layer 0 and, before each proposal, checks that the
 // sequence's hidden-state rows are those of its last computed positions, in position order (with
 // the fake executor, whose "hidden state" is the token id); a mismatch fails that sequence.
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -30,11 +35,14 @@ struct Oracle {
   const drift_host_api_t* host = nullptr;
   drift::oracle::Shape shape;
   std::map<std::vector<int32_t>, std::vector<int32_t>> reference;  // prompt -> output
+  std::string reference_path;
+  std::filesystem::file_time_type reference_stamp{};
   std::map<drift_seq_id_t, const std::vector<int32_t>*> requests;  // seq -> its reference output
   std::map<drift_seq_id_t, int64_t> prompt_lengths;
   std::vector<std::vector<int32_t>> fixed;  // the fixed tree's tokens per level, or empty
   bool check_hidden_rows = false;
-  bool probs = false;  // report draft probabilities: 0.9 for the main candidate, 0.05 for the others
+  bool probs = false;            // report draft probabilities: 0.9 for the main candidate, 0.05 for the others
+  bool follow_position = false;  // keep drafting the reference at the output's position after it parted
 };
 
 void log(const drift_host_api_t* host, int32_t level, const std::string& message) {
@@ -73,6 +81,7 @@ bool read_settings(const drift_host_api_t* host, Oracle& o, std::string& path) {
   size_t len = 0;
   host->get_setting_bool(host->ctx, "check_hidden_rows", &o.check_hidden_rows);
   host->get_setting_bool(host->ctx, "probs", &o.probs);
+  host->get_setting_bool(host->ctx, "follow_position", &o.follow_position);
   if (host->get_setting_string(host->ctx, "fixed", buf, sizeof buf, &len) == DRIFT_OK && len < sizeof buf)
     o.fixed = parse_levels(std::string(buf, len));
   if (!o.fixed.empty()) return true;
@@ -104,6 +113,7 @@ bool read_reference(const drift_host_api_t* host, const std::string& path, Oracl
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
       const nlohmann::json j = nlohmann::json::parse(line);
+      // Assigned in place: a request in flight keeps pointing at its prompt's entry.
       o.reference[j.at("prompt_ids").get<std::vector<int32_t>>()] = j.at("output_ids").get<std::vector<int32_t>>();
     }
   } catch (const std::exception& e) {
@@ -113,12 +123,23 @@ bool read_reference(const drift_host_api_t* host, const std::string& path, Oracl
   return true;
 }
 
+
+bool reference_changed(Oracle& o) {
+  std::error_code ec;
+  const auto stamp = std::filesystem::last_write_time(o.reference_path, ec);
+  if (ec || stamp == o.reference_stamp) return false;
+  o.reference_stamp = stamp;
+  return true;
+}
+
 drift_status_t create(const drift_host_api_t* host, const char*, void** instance) {
   auto o = std::make_unique<Oracle>();
   o->host = host;
   std::string path;
   if (!read_settings(host, *o, path) || (o->fixed.empty() && !read_reference(host, path, *o)))
     return DRIFT_ERROR_INVALID_ARGUMENT;
+  o->reference_path = path;
+  reference_changed(*o);  // remember the stamp of what was read
   *instance = o.release();
   return DRIFT_OK;
 }
@@ -128,7 +149,10 @@ void destroy(void* instance) { delete static_cast<Oracle*>(instance); }
 drift_status_t on_request_start(void* instance, const drift_request_info_t* r) {
   auto& o = *static_cast<Oracle*>(instance);
   const std::vector<int32_t> prompt(r->tokens, r->tokens + r->num_prompt_tokens);
-  const auto it = o.reference.find(prompt);
+  // The file may have been rewritten since (drift bench --write-reference after each variant, so the
+  // next variant replays the last one's outputs): read it again when it changed.
+  if (o.fixed.empty() && reference_changed(o)) read_reference(o.host, o.reference_path, o);
+  auto it = o.reference.find(prompt);
   if (it == o.reference.end()) return DRIFT_OK;  // no reference: no drafts for this request
   o.requests[r->seq_id] = &it->second;
   o.prompt_lengths[r->seq_id] = r->num_prompt_tokens;
@@ -152,7 +176,7 @@ std::vector<int32_t> truth_for(Oracle& o, drift_seq_id_t seq, int64_t& position)
   const std::vector<int32_t>& ref = *it->second;
   position = n - o.prompt_lengths[seq];
   if (position < 0 || position > static_cast<int64_t>(ref.size())) return {};
-  for (int64_t i = 0; i < position; ++i)
+  for (int64_t i = 0; i < position && !o.follow_position; ++i)
     if (tokens[o.prompt_lengths[seq] + i] != ref[i]) return {};
   return {ref.begin() + position, ref.end()};
 }
