@@ -109,7 +109,6 @@ nlohmann::json prefix_cache_json(const PrefixCacheMetrics& m) {
           {"pages_held", m.pages_held}};
 }
 
-
 nlohmann::json verification_json(const VerificationMetrics& v) {
   return {{"full_views", v.full_views},
           {"partial_views", v.partial_views},

@@ -172,7 +172,6 @@ class Backend {
   // of max(q . kmax[p, h], q . kmin[p, h]); kmax / kmin F32 [pages, kv_heads, head_dim]; fp32 math.
   virtual void page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out);
 
-
   // Copies KV page `src` to `dst` in every layer (copy-on-write).
   virtual void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) = 0;
   // Moves KV slot src[i] to dst[i] in every layer, in order (speculation's commit compaction).

@@ -8,7 +8,6 @@
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/page_scores.h"
 
-
 namespace drift {
 
 void CpuBackend::silu_mul_pair(const Tensor& gate, const Tensor& up, Tensor& out) {
@@ -66,7 +65,6 @@ void CpuBackend::key_summary(const Tensor& keys, std::span<const int32_t> pages,
       }
   }
 }
-
 
 void CpuBackend::page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out) {
   cpu::page_scores(q.as<float>(), kmax.as<float>(), kmin.as<float>(), out.as<float>(), q.dim(0), q.dim(1), kmax.dim(1),

@@ -14,13 +14,12 @@ struct ForwardBatch {
   std::vector<int32_t> tokens;       // [T] token ids
   std::vector<int32_t> positions;    // [T] rope positions
   AttentionMetadata attention;       // per-token sequence, visible length, KV slot; block tables
-  std::vector<int32_t> logit_rows;  // tokens whose next-token logits are returned, in order
+  std::vector<int32_t> logit_rows;   // tokens whose next-token logits are returned, in order
   // Partial KV views (core/speculation/kv_view_batch.h): empty, or one attention metadata per layer
   // that layer's attention uses instead of `attention` (whose slots still say where KV is written).
   std::vector<AttentionMetadata> layer_attention;
   // Tokens whose post-RoPE queries every layer keeps (ModelExecutor::captured_queries), in order.
   std::vector<int32_t> query_rows;
-
 
   int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
   // Per-layer views and query captures run eagerly, never as a recorded forward graph: a layer's

@@ -161,7 +161,6 @@ ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
   return padded;
 }
 
-
 template <typename Read>
 auto ModelRunner::run_forward(const ForwardBatch& batch, Read read) {
   const bool recordable = !batch.logit_rows.empty() && batch.num_tokens() <= kMaxGraphTokens && !batch.eager_only();

@@ -28,7 +28,6 @@ class ModelRunner final : public ModelExecutor {
   void reorder_captured(const std::vector<int32_t>& rows) override;
   const Tensor* captured_queries(int32_t layer) const override;
 
-
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   Backend& backend() { return backend_; }

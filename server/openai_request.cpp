@@ -100,8 +100,9 @@ std::string read_speculative(const FieldReader& body, const ServingContext& cont
   const FieldReader fields(*spec, "speculative");
   for (const auto& [key, value] : spec->items())
     if (key != "enabled" && key != "draft_provider" && key != "full_verification")
-      throw bad_request("speculative." + key,
-                        fmt::format("speculative.{} is not a setting (enabled, draft_provider, full_verification)", key));
+      throw bad_request(
+          "speculative." + key,
+          fmt::format("speculative.{} is not a setting (enabled, draft_provider, full_verification)", key));
   full_verification = fields.boolean("full_verification").value_or(false);
   const auto enabled = fields.boolean("enabled");
   const auto provider = fields.string("draft_provider");

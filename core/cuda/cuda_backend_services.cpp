@@ -123,7 +123,6 @@ void CudaBackend::key_summary(const Tensor& keys, std::span<const int32_t> pages
   DRIFT_LAUNCHED("key_summary");
 }
 
-
 void CudaBackend::page_scores(const Tensor& q, const Tensor& kmax, const Tensor& kmin, Tensor& out) {
   if (q.dtype() != DType::F32) expect_dtype(q, storage_, "page_scores q");
   expect_dtype(kmax, DType::F32, "page_scores kmax");

@@ -620,7 +620,6 @@ void install(HostCallbacks& c, Backend& backend, const ModelConfig& model, const
   };
 }
 
-
 }  // namespace
 
 void install_compute_callbacks(HostCallbacks& callbacks, Backend& backend, const ModelConfig& model,

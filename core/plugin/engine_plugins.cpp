@@ -124,7 +124,6 @@ int64_t EnginePlugins::release_all_cached() {
   return held > 0 ? reclaim_to_unblock(held) : 0;
 }
 
-
 std::vector<KvView> EnginePlugins::before_forward(int64_t step, const SchedulerOutput& scheduled) {
   std::vector<KvViewRequest> requests;
   std::vector<size_t> chunk_of;

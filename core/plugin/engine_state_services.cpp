@@ -114,7 +114,6 @@ drift_status_t EngineStateServices::hidden_states(drift_seq_id_t id, int32_t lay
   return DRIFT_OK;
 }
 
-
 drift_status_t EngineStateServices::query_states(drift_seq_id_t id, int32_t layer, drift_tensor_t* out) const {
   if (!out) return DRIFT_ERROR_INVALID_ARGUMENT;
   auto rows = query_rows_.find(id);

@@ -23,7 +23,6 @@
 
 namespace drift {
 
-
 class EngineStateServices {
  public:
   using SequenceLookup = std::function<const Sequence*(int64_t id)>;
@@ -52,7 +51,6 @@ class EngineStateServices {
   }
   // A new engine step: views handed out during the last one are no longer in use.
   void begin_step();
-
 
  private:
   struct Rows {

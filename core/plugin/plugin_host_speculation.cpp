@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-
 #include "core/plugin/guarded_call.h"
 #include "core/plugin/loaded_plugin.h"
 #include "core/plugin/plugin_host.h"

@@ -251,7 +251,7 @@ typedef struct drift_kv_view_t {
   int32_t max_pages;            /* in: capacity of each list (the block table's length) */
   int32_t* page_counts;         /* out[num_layers * num_kv_heads] */
   drift_page_id_t* pages;       /* out[num_layers * num_kv_heads * max_pages] */
-  drift_status_t status;  /* out: host presets DRIFT_OK; an error fails this sequence only */
+  drift_status_t status;        /* out: host presets DRIFT_OK; an error fails this sequence only */
   /* 1.3, out (host presets false): keep this sequence's post-RoPE queries of this step's verify
    * forward for host->query_states (a policy scoring pages by them sets it when it refreshes). */
   bool keep_queries;

@@ -128,8 +128,6 @@ bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemTy
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].
 void argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, cudaStream_t stream);
 
-
-
 // --- plugin compute services and sampling (softmax.cu, row_sort.cu, sampling.cu, key_summary.cu,
 // page_scores.cu) ---
 // out[r, :] = softmax(x[r, :] / temperature), fp32 math; out may be x.
@@ -169,6 +167,5 @@ void key_summary(const void* keys, int64_t row_elems, int64_t block_size, const 
 // more, or num_kv_heads exceeds 65535.
 bool page_scores(const void* q, ElemType q_type, const float* kmax, const float* kmin, int64_t rows, int64_t num_heads,
                  int64_t num_kv_heads, int64_t head_dim, int64_t num_pages, float* out, cudaStream_t stream);
-
 
 }  // namespace drift::cuda

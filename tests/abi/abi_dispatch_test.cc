@@ -4,7 +4,6 @@
 #include <sstream>
 #include <tuple>
 
-
 #include "abi_test_util.h"
 #include "core/error.h"
 #include "support/test_data.h"

@@ -95,7 +95,6 @@ TEST(SpeculationCliTest, SuffixConfigIsLosslessAndReportsItsOwnFigures) {
   EXPECT_GT(j["results"][1]["drafts_by_provider"]["suffix_cache"].get<int64_t>(), 0);
 }
 
-
 // SpecPV through the binary: partial views on long outputs (the summary counts them, the plugin
 // reports its refreshes); --full-verification turns them off for the request, and then the output
 // is exactly the eagle3 config's (exact speculation), which a lossy policy need not match.

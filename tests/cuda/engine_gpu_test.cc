@@ -376,7 +376,6 @@ TEST_P(GpuPrefixCacheTest, CachedOutputsEqualPlainOutputs) {
   EXPECT_LE(differing, 1);
 }
 
-
 // SpecPV on the GPU (plugins/specpv: page summaries, page_scores and top_k on the device, the
 // verify forward over per-(layer, kv head) page lists): with budgets covering the whole context its
 // partial views are the block tables themselves, so outputs equal full verification's exactly;

@@ -5,7 +5,6 @@
 // sampler over the same logits, which must agree token for token. Skips without a GPU.
 #include <gtest/gtest.h>
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,7 +16,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-
 
 #include "core/cpu_backend.h"
 #include "core/plugin/backend_callbacks.h"
@@ -464,7 +462,6 @@ TEST_F(PluginServicesGpuTest, AddConcatMaskOffsetAndIntegerTensorsMatchCpu) {
     }
   }
 }
-
 
 // ABI 1.3's page_scores on the device against the CPU's (the fp32 reference) by normalised
 // error, with q in the backend's activation dtype (bf16, fp16) and in F32, over page counts (one,

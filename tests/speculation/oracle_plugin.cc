@@ -123,7 +123,6 @@ bool read_reference(const drift_host_api_t* host, const std::string& path, Oracl
   return true;
 }
 
-
 bool reference_changed(Oracle& o) {
   std::error_code ec;
   const auto stamp = std::filesystem::last_write_time(o.reference_path, ec);

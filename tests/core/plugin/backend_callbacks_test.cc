@@ -510,7 +510,6 @@ TEST(BackendCallbacks, AttentionPagedErrors) {
   EXPECT_EQ(context.api()->attention(context.api()->ctx, nullptr, &dense), DRIFT_OK);
 }
 
-
 // ---- page scores (1.3) ----------------------------------------------------------------------
 
 // SpecPV's / Quest's block score by brute force in doubles: out[h][p] = the mean over rows r and
