@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SpecPV on the GPU (docs/specpv.md): the random-weight Llama-3-8B shape at one long context per
-# call, `drift bench --scenario single-<ctx>` with three variants side by side in one process --
+# call, `drift bench --scenario single-<ctx>` with four variants side by side in one process --
 #   off, off     plain decoding, twice: the first prefills the context into the prefix cache, the
 #                second (like every later variant) adopts it and recomputes only the last page, so
 #                all measured variants round alike; its outputs are the oracle's reference;
-#   oracle/full  the oracle draft provider replaying them (chains of 5, corruption 0.1: tau ~ 4.6,
-#                EAGLE-3's published acceptance) verified against the whole context;
+#   oracle/full  the oracle draft provider replaying them (chains of 5, corruption 0.1: tau ~ 4.05
+#                measured, near EAGLE-3's published acceptance) verified against the whole context;
 #   oracle       the same drafts verified by specpv (partial views, refreshes). SpecPV is lossy and
 #                random weights attend nearly uniformly over the whole context, so its outputs part
 #                from plain decoding at once and the oracle's drafts are rejected from there on; it
