@@ -284,9 +284,11 @@ Agreement eagle3_fidelity(const std::string& model, const std::string& head, con
     c.kv_cache.num_pages = 2048;
     return test::with_speculation(c, "eagle3", 4);
   };
+  // Under the sanitizers (CI's second stage: several times slower) a shorter run of the same code.
+  const int64_t new_tokens = test::sanitized_build() ? 16 : 48;
   EngineMetrics full_metrics, m;
-  const std::vector<Tokens> full = run(eagle("full"), prompts, 48, &full_metrics);
-  const std::vector<Tokens> partial = run(eagle("specpv"), prompts, 48, &m);
+  const std::vector<Tokens> full = run(eagle("full"), prompts, new_tokens, &full_metrics);
+  const std::vector<Tokens> partial = run(eagle("specpv"), prompts, new_tokens, &m);
   EXPECT_GT(m.verification.partial_views, 0) << label;
   const Agreement g = agreement(partial, full);
   std::cout << fmt::format(
@@ -296,7 +298,7 @@ Agreement eagle3_fidelity(const std::string& model, const std::string& head, con
       label, b.sinks, b.retrieval, b.window, b.block_size, g.same, g.total, 100.0 * g.same / g.total,
       g.first_divergence, m.speculation.acceptance_length(), full_metrics.speculation.acceptance_length(),
       m.verification.partial_views, m.verification.full_views, 100.0 * m.verification.attended_fraction());
-  for (const Tokens& out : partial) EXPECT_EQ(out.size(), 48u) << label;
+  for (const Tokens& out : partial) EXPECT_EQ(static_cast<int64_t>(out.size()), new_tokens) << label;
   return g;
 }
 
@@ -315,12 +317,14 @@ Budgets eagle_budgets(int64_t retrieval) {
 // Within the 512 positions stories260K was trained on: 8 prompts of ~450 tokens (28 blocks).
 TEST(SpecPV, FidelityWithTheEagle3HeadWithinTheTrainedContext) {
   std::vector<Tokens> prompts;
-  for (size_t i = 0; i < 8; ++i) prompts.push_back(story(440 + static_cast<int64_t>(i), 211 * i));
+  for (size_t i = 0; i < (test::sanitized_build() ? 2u : 8u); ++i)
+    prompts.push_back(story(440 + static_cast<int64_t>(i), 211 * i));
   const std::string model = test::test_data_path("models/stories260K");
   const std::string head = test::test_data_path("models/stories260K-eagle3");
   for (int64_t retrieval : {4, 12}) {
-    const Agreement g = eagle3_fidelity(model, head, prompts, eagle_budgets(retrieval), 512,
-                                        "stories260K + EAGLE-3, 8 prompts of ~450 tokens");
+    const Agreement g =
+        eagle3_fidelity(model, head, prompts, eagle_budgets(retrieval), 512,
+                        fmt::format("stories260K + EAGLE-3, {} prompts of ~450 tokens", prompts.size()));
     EXPECT_GT(g.same, 0);
   }
 }
@@ -331,13 +335,15 @@ TEST(SpecPV, FidelityWithTheEagle3HeadWithinTheTrainedContext) {
 TEST(SpecPV, FidelityWithTheEagle3HeadOnLongPrompts) {
   const std::string model = with_positions(test::test_data_path("models/stories260K"), "target", 4096);
   const std::string head = with_positions(test::test_data_path("models/stories260K-eagle3"), "head", 4096);
-  const std::vector<Tokens> prompts = {story(2600), story(3000, 777), story(2800, 1555)};
+  std::vector<Tokens> prompts = {story(2600), story(3000, 777), story(2800, 1555)};
+  if (test::sanitized_build()) prompts.resize(1);
   Budgets b = eagle_budgets(24);
   b.sinks = 2;
   b.window = 8;
   b.threshold = 1024;
-  const Agreement g = eagle3_fidelity(model, head, prompts, b, 4096,
-                                      "stories260K (extended to 4K) + EAGLE-3, 3 prompts of 2,600-3,000 tokens");
+  const Agreement g = eagle3_fidelity(
+      model, head, prompts, b, 4096,
+      fmt::format("stories260K (extended to 4K) + EAGLE-3, {} prompts of 2,600-3,000 tokens", prompts.size()));
   EXPECT_GT(g.same, 0);
   std::filesystem::remove_all(model);
   std::filesystem::remove_all(head);
