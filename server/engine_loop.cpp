@@ -100,15 +100,17 @@ void EngineLoop::admit(Submission& submission) {
   try {
     id = engine_.add_request(std::move(submission.prompt), std::move(submission.params));
   } catch (const std::exception& e) {  // its HTTP thread is waiting for an answer: give one
-    submission.stream->reject(std::string("the engine could not take the request: ") + e.what());
+    // The slot is free before the client hears of the rejection (it may count or resubmit at once).
     unfinished_--;
+    submission.stream->reject(std::string("the engine could not take the request: ") + e.what());
     return;
   }
   const Sequence& seq = engine_.request(id);
   if (seq.finished()) {
-    submission.stream->reject(seq.error);
+    const std::string error = seq.error;
     engine_.release(id);
     unfinished_--;
+    submission.stream->reject(error);
     return;
   }
   submission.stream->admit();
