@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <chrono>
 
 #include <fmt/format.h>
@@ -111,6 +113,7 @@ struct HttpServer::Impl {
   ServerMetrics& metrics;
   TokenText token_text;
   httplib::Server http;
+  int listening_socket = -1;  // recorded by the socket-options hook, for raise_listen_backlog()
   std::atomic<int64_t> next_id{0};
 
   Impl(ServerOptions o, ServingContext c, EngineLoop& l, ServerMetrics& m, TokenText t)
@@ -162,7 +165,17 @@ int HttpServer::bind() {
       o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port < 0)
     fail("drift serve: cannot listen on {}:{} (--host / --port): the address is in use or invalid", o.host, o.port);
+  raise_listen_backlog();
   return port;
+}
+
+// cpp-httplib 0.11 (Debian's, compiled) listens with a backlog of 5. A burst of clients then
+// overflows the accept queue while the accept thread is descheduled, the kernel falls back to
+// SYN cookies, and some of those connections are reset (CI saw it with 64 concurrent streams
+// under ASan). listen() again on the bound socket raises its backlog to the system's maximum.
+void HttpServer::raise_listen_backlog() {
+  if (impl_->listening_socket < 0 || ::listen(impl_->listening_socket, SOMAXCONN) != 0)
+    spdlog::warn("drift serve: could not raise the listen backlog; bursts of connections may be refused");
 }
 
 void HttpServer::serve() { impl_->http.listen_after_bind(); }
@@ -179,6 +192,13 @@ void HttpServer::install_routes() {
   http.set_payload_max_length(s.options.max_body_bytes);
   // An idle keep-alive connection holds a worker thread: let it go soon.
   http.set_keep_alive_timeout(2);
+  // httplib's default sets SO_REUSEPORT, which would let a second server bind the same port and
+  // silently split its traffic; SO_REUSEADDR only allows restarting over TIME_WAIT sockets.
+  http.set_socket_options([&s](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    s.listening_socket = sock;
+  });
 
   http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     if (req.path.rfind("/v1/", 0) != 0 || s.authorized(req)) return httplib::Server::HandlerResponse::Unhandled;

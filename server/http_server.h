@@ -46,6 +46,7 @@ class HttpServer {
 
  private:
   void install_routes();
+  void raise_listen_backlog();
   void handle_generation(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
   struct Impl;
   std::unique_ptr<Impl> impl_;

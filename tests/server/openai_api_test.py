@@ -460,6 +460,36 @@ class StoriesLoadAndFaults(unittest.TestCase):
         self.assert_no_pages_in_use()
         report_load(results, wall)
 
+    def test_a_burst_of_connections_while_the_server_cannot_accept_is_queued_not_dropped(self):
+        """With the process stopped, only the kernel's accept queue holds new connections. httplib's
+        backlog of 5 let 6 of 64 in; the rest waited on SYN retries or, under load, were reset."""
+        burst = 64
+        os.kill(self.server.proc.pid, signal.SIGSTOP)
+        try:
+            def connect(_):
+                try:
+                    return socket.create_connection(("127.0.0.1", self.server.port), timeout=0.5)
+                except OSError:
+                    return None
+            with concurrent.futures.ThreadPoolExecutor(burst) as pool:
+                socks = list(pool.map(connect, range(burst)))
+        finally:
+            os.kill(self.server.proc.pid, signal.SIGCONT)
+        connected = [s for s in socks if s is not None]
+        try:
+            self.assertEqual(len(connected), burst, "connections completed while the server was stopped")
+            for s in connected:
+                s.settimeout(60)
+                s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            for s in connected:
+                reply = b""
+                while chunk := s.recv(4096):
+                    reply += chunk
+                self.assertTrue(reply.startswith(b"HTTP/1.1 200"), reply[:80])
+        finally:
+            for s in connected:
+                s.close()
+
     def test_logprob_token_strings_read_in_place_with_sentencepiece(self):
         """stories260K's tokenizer is SentencePiece: a token decoded alone loses its leading space."""
         for stream in (False, True):
