@@ -2,13 +2,12 @@
 // The compute-primitive and tensor services of drift_host_api_t, implemented over a Backend.
 //
 // install_compute_callbacks fills the HostCallbacks members embedding, gemm, rms_norm, rope,
-// attention, silu_mul, softmax, top_k, tensor_alloc, tensor_free, tensor_copy and
-// load_safetensors, add, concat, page_scores, and -- given the engine's KV -- page_key_summary (every other member is
-// left as it is). The contracts are those of
+// attention, silu_mul, softmax, top_k, tensor_alloc, tensor_free, tensor_copy,
+// load_safetensors, add, concat and page_scores, and -- given the engine's KV --
+// page_key_summary (every other member is left as it is). The contracts are those of
 // drift/plugin.h; in addition each callback validates its drift_tensor_t arguments -- device
-// and dtype (see below),
-// row-major contiguous strides (all-zero strides read as "contiguous, unspecified"), non-null
-// data, shapes consistent with each other -- and answers DRIFT_ERROR_INVALID_ARGUMENT, with one
+// and dtype (see below), row-major contiguous strides (all-zero strides read as "contiguous,
+// unspecified"), non-null data, shapes consistent with each other -- and answers DRIFT_ERROR_INVALID_ARGUMENT, with one
 // spdlog warning naming the service, the argument and its shape, instead of computing. Outputs
 // may alias an input only where the header allows it (rms_norm, rope, softmax, silu_mul, and
 // only exactly: out == input); a partial overlap is an invalid argument.

@@ -12,6 +12,7 @@
 
 #include "core/plugin/guarded_call.h"
 #include "core/plugin/loaded_plugin.h"
+#include "core/plugin/page_block_index.h"
 #include "core/plugin/plugin_host.h"
 
 namespace drift {
@@ -93,13 +94,7 @@ struct ViewSlot {
   std::string read_lists(const drift_model_info_t& m, KvView& out) const {
     const int64_t lists = view.per_kv_head ? m.num_layers * m.num_kv_heads : m.num_layers;
     if (lists <= 0) return "chose page lists but the host has no model layout to size them";
-    // Page -> block over the prefix as a dense array (pages are pool indices): every step checks
-    // lists * pages entries (SpecPV: 256 lists of ~270 pages at 32K), so no hashing.
-    const auto prefix = table.first(static_cast<size_t>(tail_block));
-    const drift_page_id_t lo = prefix.empty() ? 0 : *std::min_element(prefix.begin(), prefix.end());
-    const drift_page_id_t hi = prefix.empty() ? -1 : *std::max_element(prefix.begin(), prefix.end());
-    std::vector<int32_t> block_of(static_cast<size_t>(hi - lo + 1), -1);
-    for (int64_t b = 0; b < tail_block; ++b) block_of[table[b] - lo] = static_cast<int32_t>(b);
+    const PageBlockIndex index(table.first(static_cast<size_t>(tail_block)));
     out.lists.resize(static_cast<size_t>(lists));
     std::vector<int64_t> blocks;
     for (int64_t l = 0; l < lists; ++l) {
@@ -108,7 +103,7 @@ struct ViewSlot {
       const drift_page_id_t* first = &pages[l * max_pages];
       blocks.clear();
       for (int32_t i = 0; i < count; ++i) {
-        const int32_t block = first[i] < lo || first[i] > hi ? -1 : block_of[first[i] - lo];
+        const int64_t block = index.block_of(first[i]);
         if (block < 0)
           return fmt::format("list {} names page {}, which is not one of the sequence's {} pages before its tail", l,
                              first[i], tail_block);

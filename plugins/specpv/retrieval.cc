@@ -51,11 +51,10 @@ void ensure(const drift_host_api_t* host, Tensor& t, int32_t dtype, std::vector<
 
 }  // namespace
 
-Retrieval SequenceSummaries::refresh(drift_seq_id_t seq, void* stream, const Settings& s, int64_t committed,
-                                     Workspace& work) {
+Retrieval SequenceSummaries::refresh(drift_seq_id_t seq, void* stream, const Settings& s, Workspace& work) {
   const drift_page_id_t* table = nullptr;
-  int64_t table_pages = 0, computed = 0;
-  check(host_->block_table(host_->ctx, seq, &table, &table_pages, &computed), "block_table");
+  int64_t table_pages = 0, committed = 0;  // the forward's KV is committed: its tokens count
+  check(host_->block_table(host_->ctx, seq, &table, &table_pages, &committed), "block_table");
   const Bounds b = refresh_bounds(s, committed);
   if (b.buffer_block > table_pages) throw std::logic_error("the block table is shorter than the committed tokens");
   Retrieval r;

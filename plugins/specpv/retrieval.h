@@ -29,8 +29,9 @@ class SequenceSummaries {
   // Summaries for every block in [first, end) not yet summarised (blocks before `first` that are
   // not summarised stay so: sinks are never scored).
   void summarise(drift_seq_id_t seq, const drift_page_id_t* table, int64_t first, int64_t end);
-  // The refresh at `committed` tokens (the retrieval set and the window from there on).
-  Retrieval refresh(drift_seq_id_t seq, void* stream, const Settings& s, int64_t committed, Workspace& work);
+  // The refresh at the sequence's committed tokens (its block table's count): the retrieval set
+  // and the window from there on.
+  Retrieval refresh(drift_seq_id_t seq, void* stream, const Settings& s, Workspace& work);
   int64_t summarised_blocks() const { return summarised_; }
 
  private:

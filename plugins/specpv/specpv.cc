@@ -172,11 +172,8 @@ drift_status_t on_target_forward(void* instance, const drift_step_t* step, drift
     SequenceState& st = *it->second;
     rows[i]->status = guarded(p.host, "refresh of sequence " + std::to_string(rows[i]->seq_id), [&] {
       const auto start = Clock::now();
-      const drift_page_id_t* table = nullptr;
-      int64_t pages = 0, computed = 0;
-      specpv::check(p.host->block_table(p.host->ctx, rows[i]->seq_id, &table, &pages, &computed), "block_table");
       const int64_t before = st.summaries.summarised_blocks();
-      st.retrieval = st.summaries.refresh(rows[i]->seq_id, step ? step->stream : nullptr, p.settings, computed, p.work);
+      st.retrieval = st.summaries.refresh(rows[i]->seq_id, step ? step->stream : nullptr, p.settings, p.work);
       st.partial_steps = 0;
       st.refresh_pending = false;
       p.stats.refreshes++;

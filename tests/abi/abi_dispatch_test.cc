@@ -183,14 +183,18 @@ TEST(PluginDispatch, VerificationPolicyErrorFallsBackToFull) {
 // page listed twice makes that request verify fully, with one [fallback] line.
 TEST(PluginDispatch, ViewPagesOutsideTheSequencesOwnPrefixFallBackToFull) {
   drift_model_info_t model = small_model();
-  for (const auto& [table, tail, why] :
-       {std::tuple{std::vector<int32_t>{7, 0}, int64_t{1}, "page 0, which is not one of the sequence's 1 pages"},
-        std::tuple{std::vector<int32_t>{0, 3}, int64_t{0}, "page 0, which is not one of the sequence's 0 pages"},
-        std::tuple{std::vector<int32_t>{4, 5}, int64_t{2}, "page 0, which is not one of the sequence's 2 pages"}}) {
+  for (const auto& [view, table, tail, why] : {std::tuple{"first_page", std::vector<int32_t>{7, 0}, int64_t{1},
+                                                          "page 0, which is not one of the sequence's 1 pages"},
+                                               std::tuple{"first_page", std::vector<int32_t>{0, 3}, int64_t{0},
+                                                          "page 0, which is not one of the sequence's 0 pages"},
+                                               std::tuple{"first_page", std::vector<int32_t>{4, 5}, int64_t{2},
+                                                          "page 0, which is not one of the sequence's 2 pages"},
+                                               std::tuple{"first_page_twice", std::vector<int32_t>{0, 5, 9}, int64_t{2},
+                                                          "list 0 names a page more than once"}}) {
     LogCapture log;
     PluginHost host;
     host.set_model_info(model);
-    host.load_all({entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "view = \"first_page\"\n")});
+    host.load_all({entry("rec", DRIFT_ABI_PLUGIN_RECORDING, std::string("view = \"") + view + "\"\n")});
     host.select("", "rec");
     KvViewRequest request{1, table, tail};
     EXPECT_TRUE(host.choose_kv_view(StepInfo{1}, std::span(&request, 1)).at(0).full);

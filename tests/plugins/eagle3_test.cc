@@ -63,12 +63,7 @@ EngineConfig eagle3_config(const std::string& tree_settings, int64_t budget) {
   return test::with_speculation(c, "eagle3", budget);
 }
 
-SamplingParams greedy(int64_t new_tokens) {
-  SamplingParams p;
-  p.max_new_tokens = new_tokens;
-  p.ignore_eos = true;
-  return p;
-}
+SamplingParams greedy(int64_t n) { return test::greedy_ignoring_eos(n); }
 
 using test::outputs_of;
 

@@ -69,12 +69,7 @@ EngineConfig config(const std::string& policy, const Budgets& b, const std::stri
   return c;
 }
 
-SamplingParams greedy(int64_t n) {
-  SamplingParams p;
-  p.max_new_tokens = n;
-  p.ignore_eos = true;
-  return p;
-}
+SamplingParams greedy(int64_t n) { return test::greedy_ignoring_eos(n); }
 
 // Story text of `length` tokens from the golden cases (prompts and their continuations, in
 // turn from `offset`): real text, repetitive enough for n-gram drafts to be accepted.

@@ -46,12 +46,7 @@ EngineConfig base_config(const std::string& model) {
   return c;
 }
 
-SamplingParams greedy(int64_t n) {
-  SamplingParams p;
-  p.max_new_tokens = n;
-  p.ignore_eos = true;
-  return p;
-}
+SamplingParams greedy(int64_t n) { return test::greedy_ignoring_eos(n); }
 
 using test::outputs_of;
 

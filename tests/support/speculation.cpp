@@ -29,6 +29,13 @@ RunResult finished(const Engine& engine, int64_t id, RunResult r) {
 
 }  // namespace
 
+SamplingParams greedy_ignoring_eos(int64_t n) {
+  SamplingParams p;
+  p.max_new_tokens = n;
+  p.ignore_eos = true;
+  return p;
+}
+
 std::vector<RunResult> run_batch(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
                                  const std::vector<SamplingParams>& params) {
   std::vector<int64_t> ids;

@@ -21,6 +21,9 @@ struct RunResult {
   std::string streamed_text;
 };
 
+// Greedy decoding of exactly n new tokens (EOS does not stop it): runs of equal length to compare.
+SamplingParams greedy_ignoring_eos(int64_t n);
+
 // Adds one request per prompt (params[i], or params[0] for all) at once and steps until all are done.
 std::vector<RunResult> run_batch(Engine& engine, const std::vector<std::vector<int32_t>>& prompts,
                                  const std::vector<SamplingParams>& params);

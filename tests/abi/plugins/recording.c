@@ -1,11 +1,12 @@
-/* The recording plugin: all three kinds, every hook (1.2 on_target_forward too). Each call appends one text line with its
- * arguments to a log the test reads through get_extension(DRIFT_TEST_RECORDING_EXT) -- and to
- * the file named by setting `log_path`, for engine-level tests that run the drift binary.
+/* The recording plugin: all three kinds, every hook (1.2 on_target_forward too). Each call appends one text line with
+ * its arguments to a log the test reads through get_extension(DRIFT_TEST_RECORDING_EXT) -- and to the file named by
+ * setting `log_path`, for engine-level tests that run the drift binary.
  *
  * It also behaves like a small real plugin so the engine has something to work with:
  *  - draft provider: a chain of `budget` tokens (seq * 10 + i) % vocab;
  *  - verification policy: full, or with view = "first_page" page list [block table page 0 ...]
- *    -- here simply page 0 for every layer;
+ *    -- here simply page 0 for every layer; view = "first_page_twice" lists page 0 twice (a list
+ *    the host must refuse);
  *  - cache manager: a hash-chained prefix cache. It keeps every full page offered, keyed by the
  *    hash of all tokens up to the page's end; on_prefix_match walks the request's leading
  *    blocks; on_evict lets go of the oldest pages first -- or of none with setting
@@ -34,6 +35,7 @@ typedef struct instance_t {
   char tag[32];   /* setting `tag`: prefixes every line, to tell instances apart in one file */
   int line_start;
   int first_page_view;
+  int repeat_first_page;
   bool hoard;
   bool lie;
   char release_probe[16];
@@ -131,8 +133,10 @@ static drift_status_t create(const drift_host_api_t* host, const char* settings,
   host->get_setting_string(host->ctx, "tag", self->tag, sizeof self->tag, &len);
   if (host->get_setting_string(host->ctx, "log_path", buf, sizeof buf, &len) == DRIFT_OK)
     self->file = fopen(buf, "a");
-  if (host->get_setting_string(host->ctx, "view", buf, sizeof buf, &len) == DRIFT_OK)
-    self->first_page_view = strcmp(buf, "first_page") == 0;
+  if (host->get_setting_string(host->ctx, "view", buf, sizeof buf, &len) == DRIFT_OK) {
+    self->repeat_first_page = strcmp(buf, "first_page_twice") == 0;
+    self->first_page_view = self->repeat_first_page || strcmp(buf, "first_page") == 0;
+  }
   host->get_setting_bool(host->ctx, "hoard", &self->hoard);
   host->get_setting_bool(host->ctx, "lie", &self->lie);
   host->get_setting_string(host->ctx, "release_probe", self->release_probe, sizeof self->release_probe, &len);
@@ -265,11 +269,12 @@ static drift_status_t on_choose_kv_view(void* instance, const drift_step_t* step
   for (v = 0; v < n; ++v) {
     snprintf(text, sizeof text, " %lld:%d", (long long)views[v]->seq_id, (int)views[v]->max_pages);
     append(self, text);
-    if (!self->first_page_view || views[v]->max_pages < 1) continue;
+    if (!self->first_page_view || views[v]->max_pages < 1 + self->repeat_first_page) continue;
     views[v]->mode = DRIFT_KV_VIEW_PAGES;
     for (l = 0; l < m->num_layers; ++l) {
-      views[v]->page_counts[l] = 1;
+      views[v]->page_counts[l] = 1 + self->repeat_first_page;
       views[v]->pages[l * views[v]->max_pages] = 0;
+      if (self->repeat_first_page) views[v]->pages[l * views[v]->max_pages + 1] = 0;
     }
   }
   line(self, "");
