@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "apps/plugin_stats_json.h"
+#include "apps/verification_json.h"
 #include "core/error.h"
 
 namespace drift::app {
@@ -100,15 +101,7 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.speculation.accepted_with_prob = e.accepted_with_prob - b.accepted_with_prob;
   r.speculation.draft_prob_sum = e.draft_prob_sum - b.draft_prob_sum;
   r.speculation.accepted_draft_prob_sum = e.accepted_draft_prob_sum - b.accepted_draft_prob_sum;
-  const VerificationMetrics &vb = before.verification, &va = after.verification;
-  r.verification = {va.full_views - vb.full_views,
-                    va.partial_views - vb.partial_views,
-                    va.partial_pages_attended - vb.partial_pages_attended,
-                    va.partial_context_pages - vb.partial_context_pages,
-                    va.partial_verify_steps - vb.partial_verify_steps,
-                    va.partial_verify_seconds - vb.partial_verify_seconds,
-                    va.full_verify_steps - vb.full_verify_steps,
-                    va.full_verify_seconds - vb.full_verify_seconds};
+  r.verification = after.verification - before.verification;
   for (const auto& [len, n] : after.acceptance_histogram) {
     const auto it = before.acceptance_histogram.find(len);
     const int64_t delta = n - (it == before.acceptance_histogram.end() ? 0 : it->second);
@@ -203,14 +196,7 @@ nlohmann::json BenchReport::json() const {
                          {"propose_seconds", r.draft.propose_seconds},
                          {"forward_hook_seconds", r.draft.forward_hook_seconds},
                          {"decode_step_seconds", r.draft.decode_seconds}}},
-                       {"verification",
-                        {{"full_views", r.verification.full_views},
-                         {"partial_views", r.verification.partial_views},
-                         {"full_verify_steps", r.verification.full_verify_steps},
-                         {"full_verify_step_ms", r.verification.full_step_ms()},
-                         {"partial_verify_steps", r.verification.partial_verify_steps},
-                         {"partial_verify_step_ms", r.verification.partial_step_ms()},
-                         {"partial_attended_fraction", r.verification.attended_fraction()}}},
+                       {"verification", verification_json(r.verification)},
                        {"drafts_by_provider", r.drafts_by_provider},
                        {"plugin_stats", r.plugin_stats},
                        {"prefill_tokens", r.prefill_tokens},

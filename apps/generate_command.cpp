@@ -12,6 +12,7 @@
 #include "apps/engine_options.h"
 #include "apps/plugin_stats_json.h"
 #include "apps/sampling_options.h"
+#include "apps/verification_json.h"
 #include "core/engine.h"
 #include "core/error.h"
 
@@ -107,16 +108,6 @@ nlohmann::json prefix_cache_json(const PrefixCacheMetrics& m) {
           {"query_tokens", m.query_tokens}, {"hit_tokens", m.hit_tokens},
           {"hit_rate", m.hit_rate()},       {"evicted_pages", m.evicted_pages},
           {"pages_held", m.pages_held}};
-}
-
-nlohmann::json verification_json(const VerificationMetrics& v) {
-  return {{"full_views", v.full_views},
-          {"partial_views", v.partial_views},
-          {"full_verify_steps", v.full_verify_steps},
-          {"full_verify_step_ms", v.full_step_ms()},
-          {"partial_verify_steps", v.partial_verify_steps},
-          {"partial_verify_step_ms", v.partial_step_ms()},
-          {"partial_attended_fraction", v.attended_fraction()}};
 }
 
 // The closing line of --json output: the run's engine-wide figures.

@@ -28,6 +28,18 @@ struct VerificationMetrics {
   double attended_fraction() const {
     return partial_context_pages ? static_cast<double>(partial_pages_attended) / partial_context_pages : 0.0;
   }
+
+  // The figures of what ran between two snapshots (drift bench's per-variant share).
+  friend VerificationMetrics operator-(const VerificationMetrics& after, const VerificationMetrics& before) {
+    return {after.full_views - before.full_views,
+            after.partial_views - before.partial_views,
+            after.partial_pages_attended - before.partial_pages_attended,
+            after.partial_context_pages - before.partial_context_pages,
+            after.partial_verify_steps - before.partial_verify_steps,
+            after.partial_verify_seconds - before.partial_verify_seconds,
+            after.full_verify_steps - before.full_verify_steps,
+            after.full_verify_seconds - before.full_verify_seconds};
+  }
 };
 
 }  // namespace drift
