@@ -341,6 +341,7 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
   p.tables_per_seq = d.tables_per_seq;
   p.tiles = d.tiles;
   p.num_tiles = d.num_tiles;
+  p.max_tile_queries = d.max_tile_queries;
   p.max_kv_len = d.max_kv_len;
   p.mask_start = d.mask_start;
   p.mask = d.mask;

@@ -42,6 +42,7 @@ struct AttentionOffsets {
   size_t token_seq, kv_len, slots, tables, mask_start, mask, tiles;
   int64_t table_stride = 0;
   int64_t num_tiles = 0;
+  int64_t max_tile_queries = 0;
 };
 
 // Runs of consecutive queries of one sequence, cut every kAttentionTileQueries: [first, count] pairs.
@@ -97,6 +98,7 @@ AttentionOffsets pack_attention(const AttentionMetadata& meta, const std::vector
   o.mask = packer.add(span_of(meta.mask));
   o.tiles = packer.add(span_of(tiles));
   o.num_tiles = static_cast<int64_t>(tiles.size() / 2);
+  for (size_t i = 1; i < tiles.size(); i += 2) o.max_tile_queries = std::max<int64_t>(o.max_tile_queries, tiles[i]);
   o.table_stride = table_stride;
   return o;
 }
@@ -112,6 +114,7 @@ DeviceAttention device_view(const AttentionMetadata& meta, const AttentionOffset
   d.tables_per_seq = meta.tables_per_seq;
   d.tiles = reinterpret_cast<const int32_t*>(base + o.tiles);
   d.num_tiles = o.num_tiles;
+  d.max_tile_queries = o.max_tile_queries;
   if (!meta.mask.empty()) {
     d.mask_start = reinterpret_cast<const int32_t*>(base + o.mask_start);
     d.mask = reinterpret_cast<const uint64_t*>(base + o.mask);
@@ -173,7 +176,7 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   for (uint64_t v : {uint64_t(inputs.tokens->size()), uint64_t(inputs.logit_rows->size()),
                      uint64_t(m.block_tables.size()), uint64_t(stride), uint64_t(attention_.max_kv_len),
                      uint64_t(m.mask.empty() ? 0 : m.mask_words), uint64_t(m.tables_per_seq),
-                     uint64_t(attn.num_tiles)})
+                     uint64_t(attn.num_tiles), uint64_t(attn.max_tile_queries)})
     key = (key ^ v) * 1099511628211ull;
   shape_key_ = key;
 }

@@ -24,6 +24,7 @@ struct DeviceAttention {
   int64_t tables_per_seq = 1;             // AttentionMetadata::tables_per_seq
   const int32_t* tiles = nullptr;         // query tiles (kernels/cuda/ops.h PagedAttentionParams)
   int64_t num_tiles = 0;
+  int64_t max_tile_queries = 0;  // the largest tile (sizes the attention grid)
   const int32_t* mask_start = nullptr;    // null when the batch has no tree
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;

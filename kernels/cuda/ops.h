@@ -90,6 +90,7 @@ struct PagedAttentionParams {
   // them, sequences with several queries (trees, prefill) read each K/V row once per tile.
   const int32_t* tiles = nullptr;
   int64_t num_tiles = 0;
+  int64_t max_tile_queries = 0;           // the largest count (0: kAttentionTileQueries)
   const int32_t* mask_start = nullptr;    // optional tree mask, as kernels/cpu/paged_attention.h
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;
@@ -102,7 +103,9 @@ struct PagedAttentionParams {
 // 64 positions: enough blocks to fill the GPU for one decode query (a 4K context is 64 chunks
 // per kv head), few enough partials to merge at 32K.
 constexpr int64_t kAttentionChunk = 64;
-constexpr int64_t kAttentionTileQueries = 8;
+// 64 queries: with a GQA group of 4, a prefill tile fills four 64-row tensor-core blocks that
+// share the tile's K/V reads through L2.
+constexpr int64_t kAttentionTileQueries = 64;
 // The workspace one query needs (a slice of queries needs that many times it).
 int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim, int64_t max_kv_len);
 // Returns false for an unsupported head_dim (8, 16, 32, 64, 128 and 256 are supported), a group

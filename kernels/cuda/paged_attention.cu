@@ -12,7 +12,7 @@
 // order over the visible positions, so a query's output depends only on what it sees: a tree
 // node verified in a 17-row forward gets the same bits as the same token decoded alone later.
 #include "kernels/cuda/dtype.cuh"
-
+#include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/ops.h"
 
 namespace drift::cuda {
@@ -412,6 +412,7 @@ int64_t attention_workspace_bytes_per_query(int64_t num_heads, int64_t head_dim,
 bool paged_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (p.tokens == 0) return true;
   if (p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0 || p.max_kv_len <= 0) return false;
+  if (flash_attention_supports(p)) return flash_attention(p, stream);
   if ((p.max_kv_len + kAttentionChunk - 1) / kAttentionChunk > kMaxMergeChunks) return false;
   const int64_t per_query = attention_workspace_bytes_per_query(p.num_heads, p.head_dim, p.max_kv_len);
   const int64_t slice = p.workspace_bytes / per_query;

@@ -21,30 +21,80 @@ __device__ float block_sum(float v) {
   return total;
 }
 
+// A row of up to kCached * kThreads elements stays in registers between the sum of squares and
+// the scaling: every load of the row is issued at once (a decode step's single row would
+// otherwise wait on memory once per loop trip). Longer rows take the loop that reloads.
+constexpr int kCached = 16;
+
 template <typename T>
-__global__ void rms_norm_kernel(const void* x, ElemType x_type, const T* weight, float eps, int64_t dim, void* out,
-                                ElemType out_type) {
+__global__ void rms_norm_kernel(const void* x, ElemType x_type, const T* weight, float eps,
+                                int64_t dim, void* out, ElemType out_type) {
   const int64_t base = blockIdx.x * dim;
+  float v[kCached];
+  const bool cached = dim <= kCached * kThreads;
   float sq = 0.0f;
-  for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
-    const float v = load_as_float(x, x_type, base + i);
-    sq = fmaf(v, v, sq);
+  if (cached) {
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const int64_t i = threadIdx.x + j * kThreads;
+      v[j] = i < dim ? load_as_float(x, x_type, base + i) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) sq = fmaf(v[j], v[j], sq);
+  } else {
+    for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
+      const float e = load_as_float(x, x_type, base + i);
+      sq = fmaf(e, e, sq);
+    }
   }
   const float inv = rsqrtf(block_sum(sq) / static_cast<float>(dim) + eps);
+  if (cached) {
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const int64_t i = threadIdx.x + j * kThreads;
+      if (i < dim) store_float(out, out_type, base + i, v[j] * inv * to_float(weight[i]));
+    }
+    return;
+  }
   for (int64_t i = threadIdx.x; i < dim; i += kThreads)
     store_float(out, out_type, base + i, load_as_float(x, x_type, base + i) * inv * to_float(weight[i]));
 }
 
 template <typename T>
-__global__ void add_rms_norm_kernel(float* residual, const T* delta, const T* weight, float eps, int64_t dim, T* out) {
+__global__ void add_rms_norm_kernel(float* residual, const T* delta,
+                                    const T* weight, float eps, int64_t dim, T* out) {
   const int64_t base = blockIdx.x * dim;
+  float v[kCached];
+  const bool cached = dim <= kCached * kThreads;
   float sq = 0.0f;
-  for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
-    const float v = residual[base + i] + to_float(delta[base + i]);
-    residual[base + i] = v;
-    sq = fmaf(v, v, sq);
+  if (cached) {
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const int64_t i = threadIdx.x + j * kThreads;
+      v[j] = i < dim ? residual[base + i] + to_float(delta[base + i]) : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const int64_t i = threadIdx.x + j * kThreads;
+      if (i < dim) residual[base + i] = v[j];
+      sq = fmaf(v[j], v[j], sq);
+    }
+  } else {
+    for (int64_t i = threadIdx.x; i < dim; i += kThreads) {
+      const float e = residual[base + i] + to_float(delta[base + i]);
+      residual[base + i] = e;
+      sq = fmaf(e, e, sq);
+    }
   }
   const float inv = rsqrtf(block_sum(sq) / static_cast<float>(dim) + eps);
+  if (cached) {
+#pragma unroll
+    for (int j = 0; j < kCached; ++j) {
+      const int64_t i = threadIdx.x + j * kThreads;
+      if (i < dim) out[base + i] = from_float<T>(v[j] * inv * to_float(weight[i]));
+    }
+    return;
+  }
   for (int64_t i = threadIdx.x; i < dim; i += kThreads)
     out[base + i] = from_float<T>(residual[base + i] * inv * to_float(weight[i]));
 }

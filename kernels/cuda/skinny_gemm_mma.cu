@@ -25,7 +25,7 @@ constexpr int kFeatures = 16;
 // 32-wide k steps whose loads are issued before the first MMA: fewer with more row tiles, whose
 // x fragments take the registers (occupancy). A warp's steps run in the same order either way.
 template <int NT>
-constexpr int kUnroll = NT >= 4 ? 2 : 4;
+constexpr int kUnroll = NT >= 3 ? 2 : 4;
 
 // d += a b on the tensor cores, a and b holding T (bf16 or fp16), fp32 accumulation.
 template <typename T>
@@ -50,6 +50,7 @@ __device__ __forceinline__ uint4 load16(const T* base, int64_t row, int64_t k, i
   return ok ? __ldg(reinterpret_cast<const uint4*>(base + row * row_elems + k)) : make_uint4(0, 0, 0, 0);
 }
 
+
 template <typename T, int NT>
 __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                  const T* __restrict__ bias, void* y,
@@ -66,17 +67,32 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
 
-  for (int s0 = warp; s0 < steps; s0 += kWarps * kUnroll<NT>) {
-    uint4 wl[kUnroll<NT>], wh[kUnroll<NT>], xv[kUnroll<NT>][NT];
+  // The weights of group s0 (kUnroll steps, kWarps apart) into wl/wh.
+  constexpr int kGroup = kWarps * kUnroll<NT>;
+  auto load_weights = [&](int s0, uint4 (&wl)[kUnroll<NT>], uint4 (&wh)[kUnroll<NT>]) {
 #pragma unroll
     for (int u = 0; u < kUnroll<NT>; ++u) {
       const int kk = (s0 + u * kWarps) * 32 + 8 * q;
       const bool in = s0 + u * kWarps < steps && kk < k;
       wl[u] = load16(w, f_lo, kk, k, in);
       wh[u] = load16(w, f_hi, kk, k, in);
+    }
+  };
+  // Each group's weight loads go out while the previous group multiplies.
+  uint4 wl[kUnroll<NT>], wh[kUnroll<NT>];
+  load_weights(warp, wl, wh);
+
+  for (int s0 = warp; s0 < steps; s0 += kGroup) {
+    uint4 xv[kUnroll<NT>][NT];
+#pragma unroll
+    for (int u = 0; u < kUnroll<NT>; ++u) {
+      const int kk = (s0 + u * kWarps) * 32 + 8 * q;
+      const bool in = s0 + u * kWarps < steps && kk < k;
 #pragma unroll
       for (int t = 0; t < NT; ++t) xv[u][t] = load16(x, t * 8 + g, kk, k, in && t * 8 + g < rows);
     }
+    uint4 next_l[kUnroll<NT>], next_h[kUnroll<NT>];
+    load_weights(s0 + kGroup, next_l, next_h);
 #pragma unroll
     for (int u = 0; u < kUnroll<NT>; ++u) {
       if (s0 + u * kWarps >= steps) break;
@@ -85,6 +101,11 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
         mma<T>(acc[t], wl[u].x, wh[u].x, wl[u].y, wh[u].y, xv[u][t].x, xv[u][t].y);
         mma<T>(acc[t], wl[u].z, wh[u].z, wl[u].w, wh[u].w, xv[u][t].z, xv[u][t].w);
       }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll<NT>; ++u) {
+      wl[u] = next_l[u];
+      wh[u] = next_h[u];
     }
   }
 
@@ -126,6 +147,7 @@ bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, El
   if (k % 8 != 0 || rows < 1 || rows > kSkinnyMaxRows) return false;
   if (rows <= 8) launch<1>(x, w, bias, y, y_type, rows, n, k, storage, stream);
   else if (rows <= 16) launch<2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
+  else if (rows <= 24) launch<3>(x, w, bias, y, y_type, rows, n, k, storage, stream);  // a 16-node tree's forward
   else launch<4>(x, w, bias, y, y_type, rows, n, k, storage, stream);
   return true;
 }

@@ -184,6 +184,7 @@ class CudaAttentionTest : public CudaOpsTest {
     cpu_.attention(q_ref, f.cpu_kv, f.meta, scale, f.c_.block_size, ref);
     return {host(out), ref};
   }
+  void check_chain_invariance(const PagedCase& c, int64_t prefix);
   using CudaOpsTest::bf16_pair;
   using CudaOpsTest::random;
 };
@@ -304,15 +305,24 @@ TEST_P(CudaAttentionTest, LongContextDecodeMatchesCpu) {
 
 // A query's output is the same bits alone or among other queries (other sequences, prefill rows,
 // trees), and a tree node on a chain equals the same token decoded after the chain was accepted.
+// Chains end inside a 64-position tile, across a tile boundary (320) and across a split boundary
+// (384), so a verify block walks tiles and splits a lone decode never sees.
 TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
-  std::mt19937 rng(11);
-  PagedCase c{64, 8, 2, 16};
-  const int64_t prefix = 300, chain = 6;
+  for (PagedCase c : {PagedCase{64, 8, 2, 16}, PagedCase{128, 32, 8, 16}})
+    for (int64_t prefix : {300, 316, 380}) {
+      SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " prefix " << prefix);
+      check_chain_invariance(c, prefix);
+    }
+}
+
+void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefix) {
+  const int64_t chain = 6;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   PagedFixture alone(*this, c, 64);
   const int32_t seq = alone.add_sequence(prefix + chain);
   auto [q, q_ref] = bf16_pair(random({chain, c.num_heads, c.head_dim}));
-  const int64_t row_bytes = c.num_heads * c.head_dim * 2;
-  // Each query decoded in a forward of its own (the single-query kernel).
+  const int64_t per_row = c.num_heads * c.head_dim, row_bytes = per_row * 2;
+  // Each query decoded in a forward of its own.
   std::vector<Tensor> decoded;
   for (int64_t i = 0; i < chain; ++i) {
     PagedFixture one(*this, c, 1);
@@ -322,41 +332,54 @@ TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
     one.add_query(seq, static_cast<int32_t>(prefix + i + 1));
     Tensor qi = Tensor::wrap(static_cast<char*>(q.data()) + i * row_bytes, {1, c.num_heads, c.head_dim}, GetParam(),
                              Device::CUDA, nullptr);
-    Tensor qi_ref = Tensor::wrap(q_ref.as<float>() + i * c.num_heads * c.head_dim, {1, c.num_heads, c.head_dim},
-                                 DType::F32, Device::CPU, nullptr);
+    Tensor qi_ref =
+        Tensor::wrap(q_ref.as<float>() + i * per_row, {1, c.num_heads, c.head_dim}, DType::F32, Device::CPU, nullptr);
     decoded.push_back(run_with(one, qi, qi_ref).first);
   }
 
-  // The same queries as a chain verified with a tree mask (all ancestors visible), behind other work.
-  PagedFixture mixed(*this, c, 64);
-  mixed.gpu_kv = alone.gpu_kv;
-  mixed.cpu_kv = alone.cpu_kv;
-  mixed.meta.block_tables = alone.meta.block_tables;
-  const int32_t other = static_cast<int32_t>(mixed.meta.block_tables.size());
-  mixed.meta.block_tables.push_back(alone.meta.block_tables[0]);
-  for (int32_t len : {5, 77, 290}) mixed.add_query(other, len);
-  mixed.meta.mask_words = 1;
-  mixed.meta.mask_start.assign(mixed.meta.token_seq.size(), 1 << 30);
-  mixed.meta.mask.assign(mixed.meta.token_seq.size(), 0);
-  for (int64_t i = 0; i < chain; ++i) {
-    mixed.add_query(seq, static_cast<int32_t>(prefix + chain));
-    mixed.meta.mask_start.push_back(static_cast<int32_t>(prefix));
-    mixed.meta.mask.push_back((uint64_t{1} << (i + 1)) - 1);
+  // The same queries as a chain verified with a tree mask (all ancestors visible), behind other
+  // work: 3 queries (the tensor-core kernel splits positions over blocks and merges), then 600
+  // single-query tiles (enough blocks that it walks each context in one block and folds there).
+  for (int64_t others : {3, 600}) {
+    PagedFixture mixed(*this, c, 64);
+    mixed.gpu_kv = alone.gpu_kv;
+    mixed.cpu_kv = alone.cpu_kv;
+    mixed.meta.block_tables = alone.meta.block_tables;
+    const auto other = static_cast<int32_t>(mixed.meta.block_tables.size());
+    mixed.meta.block_tables.push_back(alone.meta.block_tables[0]);
+    mixed.meta.block_tables.push_back(alone.meta.block_tables[0]);
+    const int32_t lens[] = {5, 77, 290};
+    for (int64_t i = 0; i < others; ++i)  // alternating sequences: one query tile each
+      mixed.add_query(others == 3 ? other : other + static_cast<int32_t>(i % 2), lens[i % 3]);
+    mixed.meta.mask_words = 1;
+    mixed.meta.mask_start.assign(mixed.meta.token_seq.size(), 1 << 30);
+    mixed.meta.mask.assign(mixed.meta.token_seq.size(), 0);
+    for (int64_t i = 0; i < chain; ++i) {
+      mixed.add_query(seq, static_cast<int32_t>(prefix + chain));
+      mixed.meta.mask_start.push_back(static_cast<int32_t>(prefix));
+      mixed.meta.mask.push_back((uint64_t{1} << (i + 1)) - 1);
+    }
+    auto [q_other, q_other_ref] = bf16_pair(random({others, c.num_heads, c.head_dim}));
+    Tensor q_mixed = gpu_->alloc({others + chain, c.num_heads, c.head_dim}, GetParam());
+    Tensor head = Tensor::wrap(q_mixed.data(), {others, c.num_heads, c.head_dim}, GetParam(), Device::CUDA, nullptr);
+    Tensor tail = Tensor::wrap(static_cast<char*>(q_mixed.data()) + others * row_bytes,
+                               {chain, c.num_heads, c.head_dim}, GetParam(), Device::CUDA, nullptr);
+    gpu_->copy(q_other, head);
+    gpu_->copy(q, tail);
+    Tensor q_mixed_ref = Tensor::zeros({others + chain, c.num_heads, c.head_dim});
+    std::memcpy(q_mixed_ref.as<float>(), q_other_ref.as<float>(), others * per_row * sizeof(float));
+    std::memcpy(q_mixed_ref.as<float>() + others * per_row, q_ref.as<float>(), chain * per_row * sizeof(float));
+    Tensor out = gpu_out({others + chain, c.num_heads, c.head_dim});
+    gpu_->attention(q_mixed, mixed.gpu_kv, mixed.meta, scale, c.block_size, out);
+    const Tensor verified = host(out);
+    Tensor ref = Tensor::zeros({others + chain, c.num_heads, c.head_dim});
+    cpu_.attention(q_mixed_ref, mixed.cpu_kv, mixed.meta, scale, c.block_size, ref);
+    EXPECT_LE(rel_error(verified, ref), 1e-2) << others << " other queries";
+    // The chain is one query tile: its rows must have the single-query bits.
+    for (int64_t i = 0; i < chain; ++i)
+      EXPECT_TRUE(bit_equal(verified, decoded[i], (others + i) * per_row, 0, per_row))
+          << "chain node " << i << " behind " << others << " other queries";
   }
-  Tensor q_mixed = gpu_->alloc({3 + chain, c.num_heads, c.head_dim}, GetParam());
-  Tensor q_other = gpu_->upload(random({3, c.num_heads, c.head_dim}));
-  Tensor head = Tensor::wrap(q_mixed.data(), {3, c.num_heads, c.head_dim}, GetParam(), Device::CUDA, nullptr);
-  Tensor tail = Tensor::wrap(static_cast<char*>(q_mixed.data()) + 3 * row_bytes, {chain, c.num_heads, c.head_dim},
-                             GetParam(), Device::CUDA, nullptr);
-  gpu_->copy(q_other, head);
-  gpu_->copy(q, tail);
-  Tensor out = gpu_out({3 + chain, c.num_heads, c.head_dim});
-  gpu_->attention(q_mixed, mixed.gpu_kv, mixed.meta, 1.0f / 8.0f, c.block_size, out);
-  const Tensor verified = host(out);
-  // The chain is one query tile of the tiled kernel: its rows must have the single-query bits.
-  const int64_t per_row = c.num_heads * c.head_dim;
-  for (int64_t i = 0; i < chain; ++i)
-    EXPECT_TRUE(bit_equal(verified, decoded[i], (3 + i) * per_row, 0, per_row)) << "chain node " << i;
 }
 
 TEST_P(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
@@ -497,7 +520,7 @@ TEST_P(CudaOpsTest, FusedRopeKvWriteEqualsTheSeparateOps) {
 // sampler's greedy path picks: the largest logit, the lowest index among equal ones.
 TEST_P(CudaOpsTest, ArgmaxMatchesTheLowestIndexOfTheMaximum) {
   auto& cuda = static_cast<CudaBackend&>(*gpu_);
-  for (int64_t vocab : {1, 7, 512, 128256}) {
+  for (int64_t vocab : {1, 7, 512, 16388, 128255, 128256}) {  // scalar and 16-byte paths, partial trips
     Tensor logits = random({6, vocab});
     float* row = logits.as<float>();
     if (vocab > 7) {  // a tie in row 1 (index 5 and 700 or the last), a -inf row 2 mixed in
