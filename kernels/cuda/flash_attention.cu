@@ -179,25 +179,26 @@ struct FlashBlock {
   int64_t first = 0, kv_head = 0, row0 = 0, rows = 0, longest = 0;
   const int32_t* table = nullptr;
 
-  // Stages positions [tile * kTile, +kTile) of K and V into buffer `buf`.
-  __device__ void load_tile(int64_t tile, int buf) {
+  // The KV page of position pos, or -1 past the block's longest row.
+  __device__ int32_t page_of(int64_t pos) const { return pos < longest ? table[pos / p.block_size] : -1; }
+
+  // Stages positions [tile * kTile, +kTile) of K and V into buffer `buf`; pages[r]: position
+  // tile * kTile + r's page (staged in shared memory a tile ahead, so no copy waits on the page
+  // table; int32 keeps two fused head_dim-128 blocks within an SM's shared memory).
+  __device__ void load_tile(int64_t tile, int buf, const int32_t* pages) {
     const T* k_cache = static_cast<const T*>(p.k_cache);
     const T* v_cache = static_cast<const T*>(p.v_cache);
     T* kb = k_s + buf * kTile * HEAD_DIM;
     T* vb = v_s + buf * kTile * HEAD_DIM;
-    // A compile-time trip count: every trip's page-table load is issued before the first copy.
     static_assert(kTile * C % (kWarps * 32) == 0, "whole trips");
 #pragma unroll
     for (int trip = 0; trip < kTile * C / (kWarps * 32); ++trip) {
       const int idx = threadIdx.x + trip * kWarps * 32;
       const int r = idx / C, c = idx % C;
-      const int64_t pos = tile * kTile + r;
-      const bool valid = pos < longest;
-      int64_t offset = 0;
-      if (valid) {
-        const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
-        offset = (slot * p.num_kv_heads + kv_head) * HEAD_DIM + c * 8;
-      }
+      const int32_t page = pages[r];
+      const bool valid = page >= 0;
+      const int64_t slot = static_cast<int64_t>(page) * p.block_size + (tile * kTile + r) % p.block_size;
+      const int64_t offset = valid ? (slot * p.num_kv_heads + kv_head) * HEAD_DIM + c * 8 : 0;
       cp_async16(kb + swizzled<HEAD_DIM>(r, c), k_cache + offset, valid);
       cp_async16(vb + swizzled<HEAD_DIM>(r, c), v_cache + offset, valid);
     }
@@ -301,8 +302,15 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   const int64_t tile_begin = split_begin * kTilesPerSplit;
   const int64_t tile_end = (min(split_end * kFlashSplit, b.longest) + kTile - 1) / kTile;
 
+  // Pages of the next tiles, a ring of three: tile i's in page_ring[i % 3] (relative to tile_begin).
+  __shared__ int32_t page_ring[3][kTile];
+  if (threadIdx.x < kTile) {
+    page_ring[0][threadIdx.x] = b.page_of(tile_begin * kTile + threadIdx.x);
+    page_ring[1][threadIdx.x] = b.page_of((tile_begin + 1) * kTile + threadIdx.x);
+  }
+  __syncthreads();
   b.load_q();
-  b.load_tile(tile_begin, 0);
+  b.load_tile(tile_begin, 0, page_ring[0]);
   cp_async_commit();
 
   RowState<DTILES> s;  // the current split
@@ -314,9 +322,12 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   const float scale = p.scale;
 
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
-    const int buf = static_cast<int>((tile - tile_begin) & 1);
+    const int i = static_cast<int>(tile - tile_begin), buf = i & 1;
+    // Tile + 2's pages: the page-table load is in flight while this tile computes.
+    const int32_t later_page =
+        threadIdx.x < kTile && tile + 2 < tile_end ? b.page_of((tile + 2) * kTile + threadIdx.x) : -1;
     if (tile + 1 < tile_end) {
-      b.load_tile(tile + 1, buf ^ 1);
+      b.load_tile(tile + 1, buf ^ 1, page_ring[(i + 1) % 3]);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -431,6 +442,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
         s.reset();
       }
     }
+    if (threadIdx.x < kTile) page_ring[(i + 2) % 3][threadIdx.x] = later_page;
     __syncthreads();  // the buffer just read is the next prefetch's target
   }
   cp_async_wait<0>();  // a fused block that sees nothing still staged its first tile
@@ -456,6 +468,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
 // memory 256 times in a row, so the block first stages kMergeChunk partials (contiguous in the
 // workspace) in shared memory with independent loads, then folds them from there.
 constexpr int kMergeChunk = 64;
+constexpr int kMergeThreads = 256;  // >= every head_dim (the folding threads)
 
 template <typename T, int HEAD_DIM>
 __global__ void flash_merge_kernel(PagedAttentionParams p, FlashLayout f) {
@@ -470,7 +483,7 @@ __global__ void flash_merge_kernel(PagedAttentionParams p, FlashLayout f) {
     const int n = static_cast<int>(min(static_cast<int64_t>(kMergeChunk), splits - c0));
     const float2* src = reinterpret_cast<const float2*>(partial_of(p, f, t, head, c0, HEAD_DIM));
     __syncthreads();  // the previous chunk is folded
-#pragma unroll 4
+#pragma unroll 8
     for (int i = threadIdx.x; i < n * kStride / 2; i += blockDim.x) stage[i] = src[i];
     __syncthreads();
     if (d >= HEAD_DIM) continue;
@@ -540,9 +553,9 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
   }
   opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, false>>(Block::kSmemBytes);
   flash_attention_kernel<T, HEAD_DIM, false><<<grid, kWarps * 32, Block::kSmemBytes, stream>>>(p, f);
+  // More threads than head_dim: the staging loads of a chunk go out in one or two trips.
   flash_merge_kernel<T, HEAD_DIM>
-      <<<dim3(static_cast<unsigned>(p.tokens), static_cast<unsigned>(p.num_heads)), HEAD_DIM < 32 ? 32 : HEAD_DIM, 0,
-         stream>>>(p, f);
+      <<<dim3(static_cast<unsigned>(p.tokens), static_cast<unsigned>(p.num_heads)), kMergeThreads, 0, stream>>>(p, f);
 }
 
 }  // namespace
