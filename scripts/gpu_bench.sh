@@ -4,8 +4,9 @@
 #                       `drift bench --sweep` on it;
 #   gpu_bench.sh peer   builds llama.cpp and measures it on the same checkpoint
 #                       (scripts/bench_peer_llamacpp.sh);
-#   gpu_bench.sh all    both, in that order, in one device call (the build never runs during our
-#                       timings: it loads every core).
+#   gpu_bench.sh all    both in one device call (a machine goes back after 30 s idle): the
+#                       llama.cpp build runs while the checkpoint is made, and is done before
+#                       anything is timed (it loads every core); then our sweep, then the peer.
 # Needs shared/ in the checkout with tools/make_shape.py, peers/ and tokenizers/llama3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,18 +14,28 @@ out=${OUT:-$PWD/gpu-logs}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
 ckpt=${CKPT:-/tmp/llama3-8b}
-ours() {
+checkpoint() {
   [ -f "$ckpt/config.json" ] || python3 shared/tools/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+}
+ours() {
+  checkpoint
   ./build/apps/drift bench --model "$ckpt" --backend cuda --sweep ${SWEEP_ARGS:-} --json "$out/sweep.json" \
     2> >(tee "$out/sweep.err" | grep -vE "^\[.*\] \[info\]" >&2)
 }
 peer() {
-  [ -f "$ckpt/config.json" ] || python3 shared/tools/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+  checkpoint
   TOKENIZER_DIR=$PWD/shared/tokenizers/llama3 bash scripts/bench_peer_llamacpp.sh bench "$ckpt"
 }
 case "${1:-}" in
   ours) ours ;;
   peer) peer ;;
-  all) ours && peer ;;
+  all)
+    bash scripts/bench_peer_llamacpp.sh build > "$out/peer-build.out" 2>&1 &
+    build_pid=$!
+    checkpoint
+    wait "$build_pid" || echo "llama.cpp build failed: see $out/llamacpp-build.log" >&2
+    ours
+    peer
+    ;;
   *) echo "usage: $0 ours | peer | all" >&2; exit 2 ;;
 esac

@@ -538,10 +538,11 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
   const bool fused = f.max_splits == 1 || fused_blocks >= 4 * multiprocessors() || partial_bytes > p.workspace_bytes ||
             !p.workspace || f.max_splits > 65535;  // grid.z's limit (before splits_per_block)
   // Over long contexts a split-mode block walks several splits (its setup's trips to memory are
-  // paid once), as long as at least two blocks per SM remain.
-  while (f.splits_per_block < 16 &&
-         fused_blocks * ((f.max_splits + 2 * f.splits_per_block - 1) / (2 * f.splits_per_block)) >=
-             2 * multiprocessors())
+  // paid once), as long as one query tile alone would still fill two blocks per SM: tiles beyond
+  // the first may be a recorded graph's padding (they exit at once), so they are not counted on.
+  const int64_t per_tile = p.num_kv_heads * f.row_blocks;
+  const int64_t wanted_split_blocks = (2 * multiprocessors() + per_tile - 1) / per_tile;
+  while (f.splits_per_block < 16 && f.max_splits / (2 * f.splits_per_block) >= wanted_split_blocks)
     f.splits_per_block *= 2;
   const int64_t split_blocks = (f.max_splits + f.splits_per_block - 1) / f.splits_per_block;
   const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads * f.row_blocks),
