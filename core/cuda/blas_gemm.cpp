@@ -48,54 +48,16 @@ BlasGemm::Plan& BlasGemm::plan(const Key& key) {
   DRIFT_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   DRIFT_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
                                                     sizeof(workspace_bytes_)));
-  cublasLtMatmulHeuristicResult_t results[kCandidates]{};
+  cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.c, p.c, pref, kCandidates, results, &found);
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (status != CUBLAS_STATUS_SUCCESS || found == 0)
     fail("cuBLASLt has no algorithm for a [{} x {}] x [{} x {}]^T GEMM (status {})", rows, k, n, k,
          static_cast<int>(status));
-  p.algo = results[0].algo;
-  // Decode-sized batches are where the heuristic's first pick is weakest (too few CTAs to read
-  // the weights at full bandwidth); their shapes are few, so they are timed once (tune()).
-  if (rows <= kTunedMaxRows)
-    for (int i = 0; i < found; ++i) p.candidates.push_back(results[i].algo);
+  p.algo = result.algo;
   return plans_.emplace(key, p).first->second;
-}
-
-// Times each candidate on the call's own operands (their output is overwritten by the real call
-// that follows) and keeps the fastest. Not while the stream is being captured into a graph.
-void BlasGemm::tune(Plan& p, const void* x, const void* w, void* y, cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  DRIFT_CUDA(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone || p.candidates.size() < 2) return;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  DRIFT_CUDA(cudaEventCreate(&start));
-  DRIFT_CUDA(cudaEventCreate(&stop));
-  const float alpha = 1.0f, beta = 0.0f;
-  float best_ms = 0.0f;
-  for (size_t i = 0; i < p.candidates.size(); ++i) {
-    const cublasLtMatmulAlgo_t& algo = p.candidates[i];
-    auto matmul = [&] {
-      return cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &algo, workspace_,
-                            workspace_bytes_, stream);
-    };
-    if (matmul() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; a candidate that cannot run is skipped
-    DRIFT_CUDA(cudaEventRecord(start, stream));
-    for (int r = 0; r < kTuneRepeats; ++r) DRIFT_CUBLAS(matmul());
-    DRIFT_CUDA(cudaEventRecord(stop, stream));
-    DRIFT_CUDA(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    DRIFT_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (i == 0 || ms < best_ms) {
-      best_ms = ms;
-      p.algo = algo;
-    }
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  p.candidates.clear();
 }
 
 void BlasGemm::run(const void* x, const void* w, const void* bias, void* y, bool y_fp32, int64_t rows, int64_t n,
@@ -120,7 +82,6 @@ void BlasGemm::run(const void* x, const void* w, const void* bias, void* y, bool
   Plan& p = plan({rows, n, k, y_fp32, bias != nullptr, fp16});
   if (bias)
     DRIFT_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
-  if (!p.candidates.empty()) tune(p, x, w, y, stream);
   const float alpha = 1.0f, beta = 0.0f;
   DRIFT_CUBLAS(cublasLtMatmul(handle_, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_,
                               workspace_bytes_, stream));

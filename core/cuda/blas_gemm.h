@@ -1,12 +1,10 @@
 #pragma once
 // BlasGemm: y = x w^T (+ bias) through cuBLASLt for the row counts the skinny kernel does not
 // take (prefill, large batches). Matmul descriptors and the chosen algorithm are cached per
-// shape (for batches up to kTunedMaxRows rows, the fastest of the heuristic's candidates, timed
-// on first use); the bias rides in the epilogue (Qwen2's q/k/v bias).
+// shape; the bias rides in the epilogue (Qwen2's q/k/v bias).
 #include <cstdint>
 #include <map>
 #include <tuple>
-#include <vector>
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -32,14 +30,9 @@ class BlasGemm {
     cublasLtMatmulDesc_t op = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
-    std::vector<cublasLtMatmulAlgo_t> candidates;  // still to be timed (tune)
   };
   using Key = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool>;  // rows, n, k, y_fp32, bias, fp16
-  static constexpr int kCandidates = 8;                                 // heuristic results asked for
-  static constexpr int64_t kTunedMaxRows = 256;
-  static constexpr int kTuneRepeats = 3;
   Plan& plan(const Key& key);
-  void tune(Plan& p, const void* x, const void* w, void* y, cudaStream_t stream);
 
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;

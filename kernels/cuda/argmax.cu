@@ -14,9 +14,17 @@ struct Best {
   int32_t index;
 };
 
+// The host sampler's greedy pick is std::max_element: the largest value, the lowest index among
+// equal ones, and a NaN wins only at index 0 (nothing compares above it there; a later NaN never
+// compares above anything). As a rank: NaN at 0, then the values, then NaN elsewhere, which
+// makes BetterOf a total order, so any reduction order gives the same pick.
+__device__ __forceinline__ int rank_of(const Best& b) { return isnan(b.value) ? (b.index == 0 ? 2 : 0) : 1; }
+
 struct BetterOf {
   __device__ Best operator()(const Best& a, const Best& b) const {
-    if (a.value != b.value) return a.value > b.value ? a : b;
+    const int ra = rank_of(a), rb = rank_of(b);
+    if (ra != rb) return ra > rb ? a : b;
+    if (ra == 1 && a.value != b.value) return a.value > b.value ? a : b;
     return a.index < b.index ? a : b;
   }
 };

@@ -527,6 +527,11 @@ TEST_P(CudaOpsTest, ArgmaxMatchesTheLowestIndexOfTheMaximum) {
       const int64_t late = std::min<int64_t>(700, vocab - 1);
       row[vocab + 5] = row[vocab + late] = 100.0f;
       for (int64_t i = 0; i < vocab; ++i) row[2 * vocab + i] = i % 3 ? -INFINITY : -1.0f;
+      // NaN as the host's std::max_element treats it: never picked after index 0 (row 3), always
+      // picked at index 0 (row 4).
+      row[3 * vocab + 3] = row[3 * vocab + late] = NAN;
+      row[4 * vocab] = NAN;
+      row[4 * vocab + late] = 100.0f;
     }
     std::vector<int32_t> expected;
     for (int64_t r = 0; r < 6; ++r)
