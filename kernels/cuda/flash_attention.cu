@@ -18,8 +18,10 @@
 #include <mutex>
 #include <type_traits>
 
+#include "kernels/cuda/attention_entry.cuh"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/flash_attention.h"
+#include "kernels/cuda/mma.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -68,22 +70,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
 }
 
 template <typename T>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-template <typename T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   using P = typename Pair<T>::type;
   P v;
@@ -113,10 +99,6 @@ struct FlashLayout {
   int64_t max_splits = 1;  // split stride of the workspace
   int64_t splits_per_block = 1;  // split mode: consecutive splits a block walks (each written out)
 };
-
-__device__ __forceinline__ int64_t entry_of(const PagedAttentionParams& p, int64_t t, int64_t kv_head) {
-  return p.tables_per_seq > 1 ? t * p.tables_per_seq + kv_head : t;
-}
 
 // Workspace per (query, head, split): [max, sum, out[HEAD_DIM]].
 __device__ __forceinline__ float* partial_of(const PagedAttentionParams& p, const FlashLayout& f, int64_t t,
@@ -447,18 +429,20 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   }
   cp_async_wait<0>();  // a fused block that sees nothing still staged its first tile
 
-  if (!FUSED || !warp_busy) return;
-  using P = typename Pair<T>::type;
+  if constexpr (FUSED) {
+    if (!warp_busy) return;
+    using P = typename Pair<T>::type;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    if (!row[h].real) continue;  // a row that sees nothing gets zeros, as in split mode
-    T* out = static_cast<T*>(p.out) + (row[h].t * p.num_heads + row[h].head) * HEAD_DIM;
+    for (int h = 0; h < 2; ++h) {
+      if (!row[h].real) continue;  // a row that sees nothing gets zeros, as in split mode
+      T* out = static_cast<T*>(p.out) + (row[h].t * p.num_heads + row[h].head) * HEAD_DIM;
 #pragma unroll
-    for (int d = 0; d < DTILES; ++d) {
-      const float2 o = total.at(h, d);
-      const float lo = finish(o.x, total_l[h]), hi = finish(o.y, total_l[h]);
-      const uint32_t packed = pack2<T>(lo, hi);
-      *reinterpret_cast<P*>(out + d * 8 + 2 * quad) = *reinterpret_cast<const P*>(&packed);
+      for (int d = 0; d < DTILES; ++d) {
+        const float2 o = total.at(h, d);
+        const float lo = finish(o.x, total_l[h]), hi = finish(o.y, total_l[h]);
+        const uint32_t packed = pack2<T>(lo, hi);
+        *reinterpret_cast<P*>(out + d * 8 + 2 * quad) = *reinterpret_cast<const P*>(&packed);
+      }
     }
   }
 }

@@ -11,6 +11,7 @@
 // Batch invariance: chunks are fixed by absolute position and every reduction runs in a fixed
 // order over the visible positions, so a query's output depends only on what it sees: a tree
 // node verified in a 17-row forward gets the same bits as the same token decoded alone later.
+#include "kernels/cuda/attention_entry.cuh"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/ops.h"
@@ -58,12 +59,6 @@ __device__ __forceinline__ void unpack(const typename LaneVec<PER_LANE>::T& raw,
     out[2 * i] = f.x;
     out[2 * i + 1] = f.y;
   }
-}
-
-// entry: the (query, kv head) index of kv_len / mask_start (the query itself unless page lists
-// are per kv head); t: the mask row.
-__device__ __forceinline__ int64_t entry_of(const PagedAttentionParams& p, int64_t t, int64_t kv_head) {
-  return p.tables_per_seq > 1 ? t * p.tables_per_seq + kv_head : t;
 }
 
 __device__ __forceinline__ bool visible(const PagedAttentionParams& p, int64_t entry, int64_t t, int64_t pos) {

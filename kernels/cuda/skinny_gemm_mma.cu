@@ -12,9 +12,9 @@
 // and the 8 warps' partials are added in warp order; neither depends on how many rows the call
 // has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
 // a 17-row verification.
-#include <type_traits>
 
 #include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/ops.h"
 
 namespace drift::cuda {
@@ -26,24 +26,6 @@ constexpr int kFeatures = 16;
 // x fragments take the registers (occupancy). A warp's steps run in the same order either way.
 template <int NT>
 constexpr int kUnroll = NT >= 3 ? 2 : 4;
-
-// d += a b on the tensor cores, a and b holding T (bf16 or fp16), fp32 accumulation.
-template <typename T>
-__device__ __forceinline__ void mma(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                    uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-  else
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
 
 template <typename T>
 __device__ __forceinline__ uint4 load16(const T* base, int64_t row, int64_t k, int64_t row_elems, bool ok) {
