@@ -259,6 +259,9 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   b.rows = min(static_cast<int64_t>(kRows), count * f.group - b.row0);
   if (b.rows <= 0) return;
 
+  // The tile's sequence (its page table) is loaded in the same trip to memory as the rows' lengths:
+  // at one decode query per block the prologue's dependent loads are most of the block's time.
+  const int64_t seq = p.token_seq[b.first];
   // The block's longest visible length bounds the tiles it stages.
   __shared__ int64_t longest_s[kWarps];
   {
@@ -275,7 +278,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   if (!FUSED && split_begin >= splits) return;  // the merge writes rows that see nothing
   const int64_t split_end = FUSED ? splits : min(split_begin + f.splits_per_block, splits);
   const int64_t list = p.tables_per_seq > 1 ? b.kv_head : 0;
-  b.table = p.block_tables + (static_cast<int64_t>(p.token_seq[b.first]) * p.tables_per_seq + list) * p.table_stride;
+  b.table = p.block_tables + (seq * p.tables_per_seq + list) * p.table_stride;
 
   const RowInfo row[2] = {b.row_info(warp * 16 + g), b.row_info(warp * 16 + g + 8)};
   const bool warp_busy = warp * 16 < b.rows;
@@ -447,37 +450,108 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   }
 }
 
-// Split mode's second pass: folds a (query, head)'s splits in split order, as the fused blocks do.
-// A 32K context has 256 splits: a fold loop that loaded each partial as it went would wait on
-// memory 256 times in a row, so the block first stages kMergeChunk partials (contiguous in the
-// workspace) in shared memory with independent loads, then folds them from there.
+// Split mode's second pass: folds a (query, head)'s splits in split order, with exactly the fused
+// blocks' arithmetic. A 32K context has 256 splits, so the pass must not wait on memory or on the
+// fold's own latency once per split:
+// - partials stream through shared memory in chunks of kMergeChunk (cp.async, double-buffered:
+//   the next chunk's copy runs while this one folds);
+// - a split's factors (a, b of fold()) depend only on the running max before and after it, a
+//   prefix max, which one warp computes for the whole chunk at once (max is exact in any order);
+// - the per-dimension folds are then a plain chain of fmaf over smem operands, with no branch
+//   (a split that saw nothing is skipped by a select, as the fused fold skips it).
 constexpr int kMergeChunk = 64;
 constexpr int kMergeThreads = 256;  // >= every head_dim (the folding threads)
 
+__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem_address(dst)), "l"(src));
+}
+
+template <int HEAD_DIM>
+struct MergeSmem {
+  static constexpr int kStride = HEAD_DIM + 2;  // a split's [max, sum, out[HEAD_DIM]] (even: 8-byte aligned)
+  float stage[2][kMergeChunk * kStride];
+  float a[kMergeChunk], b[kMergeChunk];
+  bool skip[kMergeChunk];
+  float carry;  // the running max after the previous chunk
+};
+
+// Factors of splits [0, n) of the staged chunk (one warp, two splits a lane): M before split i is
+// the max of the carry and the maxes of splits < i.
+template <int HEAD_DIM>
+__device__ void merge_factors(MergeSmem<HEAD_DIM>& sm, const float* chunk, int n) {
+  constexpr int kStride = MergeSmem<HEAD_DIM>::kStride;
+  const int lane = threadIdx.x;
+  const int i0 = 2 * lane, i1 = 2 * lane + 1;
+  const float m0 = i0 < n ? chunk[i0 * kStride] : -INFINITY;
+  const float m1 = i1 < n ? chunk[i1 * kStride] : -INFINITY;
+  float before = fmaxf(m0, m1);  // -> max of the pairs of lanes < lane (exclusive scan)
+  float inclusive = before;
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const float other = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive = fmaxf(inclusive, other);
+  }
+  before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+  const float carry = sm.carry;
+  const float M0 = lane == 0 ? carry : fmaxf(carry, before);
+  auto factors = [&](int i, float M, float m_c) {
+    if (i >= n) return;
+    sm.skip[i] = m_c == -INFINITY;
+    float L = 0.0f, fa, fb;  // fold()'s a and b; its L is recomputed by the folding threads
+    fold(M, L, m_c, 0.0f, fa, fb);
+    sm.a[i] = fa;
+    sm.b[i] = fb;
+  };
+  factors(i0, M0, m0);
+  factors(i1, m0 == -INFINITY ? M0 : fmaxf(M0, m0), m1);
+  const float total = __shfl_sync(0xffffffffu, fmaxf(carry, inclusive), 31);
+  __syncwarp();
+  if (lane == 0) sm.carry = total;
+}
+
 template <typename T, int HEAD_DIM>
-__global__ void flash_merge_kernel(PagedAttentionParams p, FlashLayout f) {
-  constexpr int kStride = HEAD_DIM + 2;
-  __shared__ float2 stage[kMergeChunk * kStride / 2];
+__global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttentionParams p, FlashLayout f) {
+  using Smem = MergeSmem<HEAD_DIM>;
+  constexpr int kStride = Smem::kStride;
+  extern __shared__ uint4 merge_smem[];
+  Smem& sm = *reinterpret_cast<Smem*>(merge_smem);
   const int64_t t = blockIdx.x, head = blockIdx.y;
   const int64_t len = p.kv_len[entry_of(p, t, head / f.group)];
   const int64_t splits = (len + kFlashSplit - 1) / kFlashSplit;
   const int d = threadIdx.x;
-  float M = -INFINITY, L = 0.0f, o = 0.0f;
-  for (int64_t c0 = 0; c0 < splits; c0 += kMergeChunk) {
+  auto stage_chunk = [&](int64_t c0, int buf) {
     const int n = static_cast<int>(min(static_cast<int64_t>(kMergeChunk), splits - c0));
-    const float2* src = reinterpret_cast<const float2*>(partial_of(p, f, t, head, c0, HEAD_DIM));
-    __syncthreads();  // the previous chunk is folded
-#pragma unroll 8
-    for (int i = threadIdx.x; i < n * kStride / 2; i += blockDim.x) stage[i] = src[i];
-    __syncthreads();
-    if (d >= HEAD_DIM) continue;
-    const float* part = reinterpret_cast<const float*>(stage);
-    for (int c = 0; c < n; ++c, part += kStride) {
-      if (part[0] == -INFINITY) continue;
-      float fa, fb;
-      fold(M, L, part[0], part[1], fa, fb);
-      o = fold_out(o, fa, part[2 + d], fb);
+    const float* src = partial_of(p, f, t, head, c0, HEAD_DIM);
+    for (int i = threadIdx.x; i < n * kStride / 2; i += blockDim.x) cp_async8(sm.stage[buf] + 2 * i, src + 2 * i);
+    cp_async_commit();
+  };
+  if (threadIdx.x == 0) sm.carry = -INFINITY;
+  if (splits > 0) stage_chunk(0, 0);
+  float L = 0.0f, o = 0.0f;
+  for (int64_t c0 = 0, chunk = 0; c0 < splits; c0 += kMergeChunk, ++chunk) {
+    const int buf = static_cast<int>(chunk & 1);
+    const int n = static_cast<int>(min(static_cast<int64_t>(kMergeChunk), splits - c0));
+    if (c0 + kMergeChunk < splits) {
+      stage_chunk(c0 + kMergeChunk, buf ^ 1);  // its buffer was folded before the last barrier
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
     }
+    __syncthreads();  // the chunk is staged
+    if (threadIdx.x < 32) merge_factors<HEAD_DIM>(sm, sm.stage[buf], n);
+    __syncthreads();  // its factors are ready
+    if (d < HEAD_DIM) {
+      const float* part = sm.stage[buf];
+#pragma unroll 8
+      for (int c = 0; c < n; ++c, part += kStride) {
+        const float fa = sm.a[c], fb = sm.b[c];
+        const float L_new = fmaf(L, fa, __fmul_rn(part[1], fb));  // fold()'s L
+        const float o_new = fold_out(o, fa, part[2 + d], fb);
+        const bool skip = sm.skip[c];
+        L = skip ? L : L_new;
+        o = skip ? o : o_new;
+      }
+    }
+    __syncthreads();  // the buffer is free for the copy after next, the factors for the next chunk
   }
   if (d < HEAD_DIM) static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(finish(o, L));
 }
@@ -539,8 +613,10 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
   opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, false>>(Block::kSmemBytes);
   flash_attention_kernel<T, HEAD_DIM, false><<<grid, kWarps * 32, Block::kSmemBytes, stream>>>(p, f);
   // More threads than head_dim: the staging loads of a chunk go out in one or two trips.
-  flash_merge_kernel<T, HEAD_DIM>
-      <<<dim3(static_cast<unsigned>(p.tokens), static_cast<unsigned>(p.num_heads)), kMergeThreads, 0, stream>>>(p, f);
+  constexpr int64_t kMergeSmemBytes = sizeof(MergeSmem<HEAD_DIM>);
+  opt_in_shared_memory<flash_merge_kernel<T, HEAD_DIM>>(kMergeSmemBytes);
+  flash_merge_kernel<T, HEAD_DIM><<<dim3(static_cast<unsigned>(p.tokens), static_cast<unsigned>(p.num_heads)),
+                                    kMergeThreads, kMergeSmemBytes, stream>>>(p, f);
 }
 
 }  // namespace

@@ -33,11 +33,13 @@ __global__ void rms_norm_kernel(const void* x, ElemType x_type, const T* weight,
   float v[kCached];
   const bool cached = dim <= kCached * kThreads;
   float sq = 0.0f;
+  float w[kCached];  // loaded with the row: the scaling then waits on no second trip to memory
   if (cached) {
 #pragma unroll
     for (int j = 0; j < kCached; ++j) {
       const int64_t i = threadIdx.x + j * kThreads;
       v[j] = i < dim ? load_as_float(x, x_type, base + i) : 0.0f;
+      w[j] = i < dim ? to_float(weight[i]) : 0.0f;
     }
 #pragma unroll
     for (int j = 0; j < kCached; ++j) sq = fmaf(v[j], v[j], sq);
@@ -52,7 +54,7 @@ __global__ void rms_norm_kernel(const void* x, ElemType x_type, const T* weight,
 #pragma unroll
     for (int j = 0; j < kCached; ++j) {
       const int64_t i = threadIdx.x + j * kThreads;
-      if (i < dim) store_float(out, out_type, base + i, v[j] * inv * to_float(weight[i]));
+      if (i < dim) store_float(out, out_type, base + i, v[j] * inv * w[j]);
     }
     return;
   }
@@ -61,17 +63,19 @@ __global__ void rms_norm_kernel(const void* x, ElemType x_type, const T* weight,
 }
 
 template <typename T>
-__global__ void add_rms_norm_kernel(float* residual, const T* delta,
-                                    const T* weight, float eps, int64_t dim, T* out) {
+__global__ void add_rms_norm_kernel(float* __restrict__ residual, const T* __restrict__ delta,
+                                    const T* __restrict__ weight, float eps, int64_t dim, T* __restrict__ out) {
   const int64_t base = blockIdx.x * dim;
-  float v[kCached];
+  float v[kCached], w[kCached];
   const bool cached = dim <= kCached * kThreads;
   float sq = 0.0f;
   if (cached) {
+    // Every load of the row and of the weight goes out at once: one trip to memory, not two.
 #pragma unroll
     for (int j = 0; j < kCached; ++j) {
       const int64_t i = threadIdx.x + j * kThreads;
       v[j] = i < dim ? residual[base + i] + to_float(delta[base + i]) : 0.0f;
+      w[j] = i < dim ? to_float(__ldg(weight + i)) : 0.0f;
     }
 #pragma unroll
     for (int j = 0; j < kCached; ++j) {
@@ -91,7 +95,7 @@ __global__ void add_rms_norm_kernel(float* residual, const T* delta,
 #pragma unroll
     for (int j = 0; j < kCached; ++j) {
       const int64_t i = threadIdx.x + j * kThreads;
-      if (i < dim) out[base + i] = from_float<T>(v[j] * inv * to_float(weight[i]));
+      if (i < dim) out[base + i] = from_float<T>(v[j] * inv * w[j]);
     }
     return;
   }
