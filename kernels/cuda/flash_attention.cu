@@ -81,14 +81,19 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 }
 
 // One split's partial folded into the running result: the single definition both modes use, with
-// explicit roundings (no contraction can differ between the two call sites). A split that saw
-// nothing (m_c = -inf) is skipped by the callers. a, b: the factors of the old and new outputs.
-__device__ __forceinline__ void fold(float& M, float& L, float m_c, float l_c, float& a, float& b) {
+// explicit roundings (no contraction can differ between the call sites). A split that saw nothing
+// (m_c = -inf) is skipped by the callers. a, b: the factors of the old and new outputs, which
+// depend only on the running max before the split (M) and the split's max (m_c).
+__device__ __forceinline__ float fold_factors(float M, float m_c, float& a, float& b) {
   const float m = fmaxf(M, m_c);
   a = M == m ? 1.0f : __expf(__fsub_rn(M, m));
   b = m_c == m ? 1.0f : __expf(__fsub_rn(m_c, m));
-  L = fmaf(L, a, __fmul_rn(l_c, b));
-  M = m;
+  return m;
+}
+__device__ __forceinline__ float fold_sum(float L, float a, float l_c, float b) { return fmaf(L, a, __fmul_rn(l_c, b)); }
+__device__ __forceinline__ void fold(float& M, float& L, float m_c, float l_c, float& a, float& b) {
+  M = fold_factors(M, m_c, a, b);
+  L = fold_sum(L, a, l_c, b);
 }
 __device__ __forceinline__ float fold_out(float o, float a, float o_c, float b) { return fmaf(o, a, __fmul_rn(o_c, b)); }
 __device__ __forceinline__ float finish(float o, float L) { return L > 0.0f ? __fdiv_rn(o, L) : 0.0f; }
@@ -484,25 +489,21 @@ __device__ void merge_factors(MergeSmem<HEAD_DIM>& sm, const float* chunk, int n
   const int i0 = 2 * lane, i1 = 2 * lane + 1;
   const float m0 = i0 < n ? chunk[i0 * kStride] : -INFINITY;
   const float m1 = i1 < n ? chunk[i1 * kStride] : -INFINITY;
-  float before = fmaxf(m0, m1);  // -> max of the pairs of lanes < lane (exclusive scan)
-  float inclusive = before;
+  float inclusive = fmaxf(m0, m1);  // -> max of the pairs of lanes <= lane (inclusive scan)
   for (int offset = 1; offset < 32; offset *= 2) {
     const float other = __shfl_up_sync(0xffffffffu, inclusive, offset);
     if (lane >= offset) inclusive = fmaxf(inclusive, other);
   }
-  before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+  const float lower_lanes = __shfl_up_sync(0xffffffffu, inclusive, 1);
   const float carry = sm.carry;
-  const float M0 = lane == 0 ? carry : fmaxf(carry, before);
+  const float M0 = lane == 0 ? carry : fmaxf(carry, lower_lanes);  // before split i0
   auto factors = [&](int i, float M, float m_c) {
     if (i >= n) return;
     sm.skip[i] = m_c == -INFINITY;
-    float L = 0.0f, fa, fb;  // fold()'s a and b; its L is recomputed by the folding threads
-    fold(M, L, m_c, 0.0f, fa, fb);
-    sm.a[i] = fa;
-    sm.b[i] = fb;
+    fold_factors(M, m_c, sm.a[i], sm.b[i]);
   };
   factors(i0, M0, m0);
-  factors(i1, m0 == -INFINITY ? M0 : fmaxf(M0, m0), m1);
+  factors(i1, fmaxf(M0, m0), m1);
   const float total = __shfl_sync(0xffffffffu, fmaxf(carry, inclusive), 31);
   __syncwarp();
   if (lane == 0) sm.carry = total;
@@ -544,7 +545,7 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
 #pragma unroll 8
       for (int c = 0; c < n; ++c, part += kStride) {
         const float fa = sm.a[c], fb = sm.b[c];
-        const float L_new = fmaf(L, fa, __fmul_rn(part[1], fb));  // fold()'s L
+        const float L_new = fold_sum(L, fa, part[1], fb);
         const float o_new = fold_out(o, fa, part[2 + d], fb);
         const bool skip = sm.skip[c];
         L = skip ? L : L_new;

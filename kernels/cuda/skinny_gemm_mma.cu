@@ -12,7 +12,6 @@
 // and the 8 warps' partials are added in warp order; neither depends on how many rows the call
 // has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
 // a 17-row verification.
-
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/ops.h"

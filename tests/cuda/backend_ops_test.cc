@@ -306,10 +306,11 @@ TEST_P(CudaAttentionTest, LongContextDecodeMatchesCpu) {
 // A query's output is the same bits alone or among other queries (other sequences, prefill rows,
 // trees), and a tree node on a chain equals the same token decoded after the chain was accepted.
 // Chains end inside a 64-position tile, across a tile boundary (320) and across a split boundary
-// (384), so a verify block walks tiles and splits a lone decode never sees.
+// (384), so a verify block walks tiles and splits a lone decode never sees. At 8300 a lone decode
+// has 65 splits, so its merge folds two staged chunks (64 + 1) and must still match the fused fold.
 TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
   for (PagedCase c : {PagedCase{64, 8, 2, 16}, PagedCase{128, 32, 8, 16}})
-    for (int64_t prefix : {300, 316, 380}) {
+    for (int64_t prefix : {300, 316, 380, 8300}) {
       SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " prefix " << prefix);
       check_chain_invariance(c, prefix);
     }
@@ -318,7 +319,7 @@ TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
 void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefix) {
   const int64_t chain = 6;
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  PagedFixture alone(*this, c, 64);
+  PagedFixture alone(*this, c, std::max<int64_t>(64, (prefix + chain) / c.block_size + 1));
   const int32_t seq = alone.add_sequence(prefix + chain);
   auto [q, q_ref] = bf16_pair(random({chain, c.num_heads, c.head_dim}));
   const int64_t per_row = c.num_heads * c.head_dim, row_bytes = per_row * 2;
