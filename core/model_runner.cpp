@@ -1,6 +1,7 @@
 #include "core/model_runner.h"
 
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 
@@ -14,6 +15,9 @@ ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& back
       rope_(compute_rope_frequencies(config_.rope, config_.head_dim)),
       block_size_(block_size) {
   const int64_t slots = num_pages * block_size;
+  // Kernels index slots in 32 bits (page ids already are): a pool past that is refused here.
+  if (slots > std::numeric_limits<int32_t>::max())
+    fail("kv_cache: {} pages of {} slots exceed the 2^31 slots a KV pool can address", num_pages, block_size);
   for (int64_t i = 0; i < config_.num_layers; ++i)
     kv_.push_back({backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype()),
                    backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype())});

@@ -22,12 +22,19 @@ for t in ${GPU_TESTS:-backend_ops_test plugin_services_gpu_test engine_gpu_test}
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 done
 # compute-sanitizer memcheck over short speculative runs (greedy and sampled; stories260K runs the
-# CUDA-core attention, llama-tiny the tensor-core one). MEMCHECK=0 skips it.
+# CUDA-core attention, llama-tiny the tensor-core one) and over the attention kernels' bit-exact
+# chain test. MEMCHECK=0 skips it.
 if [ "${MEMCHECK:-1}" != 0 ]; then
   echo "== memcheck"
   compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/engine_gpu_test --gtest_brief=1 \
     --gtest_filter='Models/GpuSpeculationTest.*/stories260K:Models/GpuSpeculationTest.*/llamatiny' 2>&1 |
     tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # The attention kernels a small model never reaches: the one-warp decode kernel (many split
+  # tasks: the chain test's 8300-token prefix) and the 64-row split and fused kernels.
+  compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/backend_ops_test --gtest_brief=1 \
+    --gtest_filter='Storage/CudaAttentionTest.BatchInvariantAcrossCompositionAndChainVerification/bf16' 2>&1 |
+    tee "$out/memcheck-attention.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 exit $status

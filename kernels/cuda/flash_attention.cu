@@ -15,118 +15,15 @@
 // modes and does not depend on the other rows of its tile (an MMA's output row depends only on
 // its own input row; reductions over positions run in a fixed order within a quad), so a tree
 // node verified in a 17-row forward gets the same bits as the same token decoded alone.
-#include <mutex>
-#include <type_traits>
-
-#include "kernels/cuda/attention_entry.cuh"
-#include "kernels/cuda/dtype.cuh"
-#include "kernels/cuda/flash_attention.h"
-#include "kernels/cuda/mma.cuh"
+#include "kernels/cuda/flash_common.cuh"
 
 namespace drift::cuda {
 namespace {
 
+using namespace flash;
+
 constexpr int kWarps = 4;
 constexpr int kRows = kWarps * 16;  // (query, head) rows per block
-constexpr int kTile = 64;           // positions per staged K/V tile
-static_assert(kFlashSplit % kTile == 0, "a split is whole tiles");
-
-template <int HEAD_DIM>
-constexpr int kChunks = HEAD_DIM / 8;  // 16-byte chunks per row
-
-// Shared-memory row r, 16-byte chunk c -> element offset, XOR-swizzled so the 8 rows an ldmatrix
-// reads at one logical chunk fall in 8 different bank groups (whatever the row width).
-template <int HEAD_DIM>
-__device__ __forceinline__ int swizzled(int r, int c) {
-  constexpr int C = kChunks<HEAD_DIM>;
-  const int flip = C >= 8 ? (r & 7) : ((r / (8 / C)) & (C - 1));
-  return r * HEAD_DIM + (c ^ flip) * 8;
-}
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared; zeros when !valid (rows past the context: no NaN from stale pages).
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_address(p)));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_address(p)));
-}
-
-template <typename T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  using P = typename Pair<T>::type;
-  P v;
-  if constexpr (std::is_same_v<T, __half>)
-    v = __floats2half2_rn(lo, hi);
-  else
-    v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-// One split's partial folded into the running result: the single definition both modes use, with
-// explicit roundings (no contraction can differ between the call sites). A split that saw nothing
-// (m_c = -inf) is skipped by the callers. a, b: the factors of the old and new outputs, which
-// depend only on the running max before the split (M) and the split's max (m_c).
-__device__ __forceinline__ float fold_factors(float M, float m_c, float& a, float& b) {
-  const float m = fmaxf(M, m_c);
-  a = M == m ? 1.0f : __expf(__fsub_rn(M, m));
-  b = m_c == m ? 1.0f : __expf(__fsub_rn(m_c, m));
-  return m;
-}
-__device__ __forceinline__ float fold_sum(float L, float a, float l_c, float b) { return fmaf(L, a, __fmul_rn(l_c, b)); }
-__device__ __forceinline__ void fold(float& M, float& L, float m_c, float l_c, float& a, float& b) {
-  M = fold_factors(M, m_c, a, b);
-  L = fold_sum(L, a, l_c, b);
-}
-__device__ __forceinline__ float fold_out(float o, float a, float o_c, float b) { return fmaf(o, a, __fmul_rn(o_c, b)); }
-__device__ __forceinline__ float finish(float o, float L) { return L > 0.0f ? __fdiv_rn(o, L) : 0.0f; }
-
-struct FlashLayout {
-  int64_t group = 1;       // query heads per kv head
-  int64_t row_blocks = 1;  // blocks of kRows rows per (tile, kv head)
-  int64_t max_splits = 1;  // split stride of the workspace
-  int64_t splits_per_block = 1;  // split mode: consecutive splits a block walks (each written out)
-};
-
-// Workspace per (query, head, split): [max, sum, out[HEAD_DIM]].
-__device__ __forceinline__ float* partial_of(const PagedAttentionParams& p, const FlashLayout& f, int64_t t,
-                                             int64_t head, int64_t split, int head_dim) {
-  return static_cast<float*>(p.workspace) + ((t * p.num_heads + head) * f.max_splits + split) * (head_dim + 2);
-}
-
-// What a thread needs of one of its two rows (g and g + 8 of its warp's m16 tile).
-struct RowInfo {
-  bool real = false;  // a row of the block (not past its last (query, head))
-  int64_t t = 0, head = 0, entry = 0;
-  int64_t len = 0;  // visible length
-  int64_t mask_from = 0;  // positions from here on follow the mask row
-  int64_t open_end = 0;   // min(len, mask_from): positions before it are all visible
-  const uint64_t* mask_row = nullptr;
-};
-
-__device__ __forceinline__ bool row_sees(const PagedAttentionParams& p, const RowInfo& r, int64_t pos) {
-  if (pos < r.open_end) return true;
-  if (pos >= r.len) return false;
-  const int64_t bit = pos - r.mask_from;
-  return bit < p.mask_words * 64 && ((r.mask_row[bit / 64] >> (bit % 64)) & 1u);
-}
 
 // A thread's share of the fused block's folded output: rows g and g + 8 (h = 0, 1) of its warp's
 // m16 tile, columns d * 8 + 2 * quad + {0, 1}; float2 slots XOR-swizzled by g so the 8 rows of a
@@ -150,8 +47,6 @@ struct TotalOut {
 
 template <typename T, int HEAD_DIM>
 struct FlashBlock {
-  static constexpr int C = kChunks<HEAD_DIM>;
-  static constexpr int KSTEPS = HEAD_DIM / 16;  // MMA k steps of q . k
   static constexpr int DTILES = HEAD_DIM / 8;   // n8 tiles of the output
   static constexpr int64_t kSmemBytes = static_cast<int64_t>(kRows + 4 * kTile) * HEAD_DIM * 2;
   // Fused mode also keeps the folded output of its rows in shared memory (fp32): in registers
@@ -163,83 +58,18 @@ struct FlashBlock {
   T* q_s;
   T* k_s;  // 2 buffers of kTile rows
   T* v_s;
-  int64_t first = 0, kv_head = 0, row0 = 0, rows = 0, longest = 0;
+  int64_t first = 0, longest = 0;
+  int kv_head = 0, row0 = 0, rows = 0;  // 32-bit: they index heads and rows
   const int32_t* table = nullptr;
 
-  // The KV page of position pos, or -1 past the block's longest row.
-  __device__ int32_t page_of(int64_t pos) const { return pos < longest ? table[pos / p.block_size] : -1; }
-
-  // Stages positions [tile * kTile, +kTile) of K and V into buffer `buf`; pages[r]: position
-  // tile * kTile + r's page (staged in shared memory a tile ahead, so no copy waits on the page
-  // table; int32 keeps two fused head_dim-128 blocks within an SM's shared memory).
-  __device__ void load_tile(int64_t tile, int buf, const int32_t* pages) {
-    const T* k_cache = static_cast<const T*>(p.k_cache);
-    const T* v_cache = static_cast<const T*>(p.v_cache);
-    T* kb = k_s + buf * kTile * HEAD_DIM;
-    T* vb = v_s + buf * kTile * HEAD_DIM;
-    static_assert(kTile * C % (kWarps * 32) == 0, "whole trips");
-#pragma unroll
-    for (int trip = 0; trip < kTile * C / (kWarps * 32); ++trip) {
-      const int idx = threadIdx.x + trip * kWarps * 32;
-      const int r = idx / C, c = idx % C;
-      const int32_t page = pages[r];
-      const bool valid = page >= 0;
-      const int64_t slot = static_cast<int64_t>(page) * p.block_size + (tile * kTile + r) % p.block_size;
-      const int64_t offset = valid ? (slot * p.num_kv_heads + kv_head) * HEAD_DIM + c * 8 : 0;
-      cp_async16(kb + swizzled<HEAD_DIM>(r, c), k_cache + offset, valid);
-      cp_async16(vb + swizzled<HEAD_DIM>(r, c), v_cache + offset, valid);
-    }
+  // Stages positions [tile * kTile, +kTile) of K and V into buffer `buf` (slots: the tile's).
+  __device__ void load_tile(int buf, const int32_t* slots) {
+    stage_kv_rows<T, HEAD_DIM, kWarps * 32>(k_s + buf * kTile * HEAD_DIM, p.k_cache, p, kv_head, slots);
+    stage_kv_rows<T, HEAD_DIM, kWarps * 32>(v_s + buf * kTile * HEAD_DIM, p.v_cache, p, kv_head, slots);
   }
-
-  __device__ void load_q() {
-    const T* q = static_cast<const T*>(p.q);
-    static_assert(kRows * C % (kWarps * 32) == 0, "whole trips");
-#pragma unroll
-    for (int trip = 0; trip < kRows * C / (kWarps * 32); ++trip) {
-      const int idx = threadIdx.x + trip * kWarps * 32;
-      const int r = idx / C, c = idx % C;
-      const bool valid = r < rows;
-      int64_t offset = 0;
-      if (valid) {
-        const int64_t row = row0 + r, t = first + row / f.group, head = kv_head * f.group + row % f.group;
-        offset = (t * p.num_heads + head) * HEAD_DIM + c * 8;
-      }
-      cp_async16(q_s + swizzled<HEAD_DIM>(r, c), q + offset, valid);
-    }
-  }
-
-  __device__ RowInfo row_info(int local) const {
-    RowInfo r;
-    if (local >= rows) return r;
-    r.real = true;
-    const int64_t row = row0 + local;
-    r.t = first + row / f.group;
-    r.head = kv_head * f.group + row % f.group;
-    r.entry = entry_of(p, r.t, kv_head);
-    r.len = p.kv_len[r.entry];
-    r.mask_from = p.mask ? p.mask_start[r.entry] : r.len;
-    r.open_end = min(r.len, r.mask_from);
-    r.mask_row = p.mask ? p.mask + r.t * p.mask_words : nullptr;
-    return r;
-  }
-};
-
-// State of a warp's two rows per thread: max and sum per row, the output fragment [DTILES][4]
-// (elements 0-1 row g, 2-3 row g + 8).
-template <int DTILES>
-struct RowState {
-  float m[2], l[2], o[DTILES][4];
-  __device__ void reset() {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      m[h] = -INFINITY;
-      l[h] = 0.0f;
-    }
-#pragma unroll
-    for (int d = 0; d < DTILES; ++d)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[d][e] = 0.0f;
-  }
+  __device__ void load_q() { stage_q_rows<T, HEAD_DIM, kRows, kWarps * 32>(q_s, p, f, first, kv_head, row0, rows); }
+  __device__ RowInfo row_info(int local) const { return flash::row_info(p, f, first, kv_head, row0, rows, local); }
+  __device__ int32_t slot_of(int64_t pos) const { return flash::slot_of(p, table, longest, pos); }
 };
 
 // FUSED: the block walks every split of its rows (else: the split blockIdx.z, written out).
@@ -259,9 +89,9 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   b.v_s = b.k_s + 2 * kTile * HEAD_DIM;
   b.first = p.tiles[tile_index * 2];
   const int64_t count = p.tiles[tile_index * 2 + 1];
-  b.kv_head = blockIdx.y / f.row_blocks;
-  b.row0 = (blockIdx.y % f.row_blocks) * kRows;
-  b.rows = min(static_cast<int64_t>(kRows), count * f.group - b.row0);
+  b.kv_head = static_cast<int>(blockIdx.y) / f.row_blocks;
+  b.row0 = (static_cast<int>(blockIdx.y) % f.row_blocks) * kRows;
+  b.rows = static_cast<int>(min(static_cast<int64_t>(kRows), count * f.group - b.row0));
   if (b.rows <= 0) return;
 
   // The tile's sequence (its page table) is loaded in the same trip to memory as the rows' lengths:
@@ -271,7 +101,8 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   __shared__ int64_t longest_s[kWarps];
   {
     int64_t len = 0;
-    if (threadIdx.x < b.rows) len = p.kv_len[entry_of(p, b.first + (b.row0 + threadIdx.x) / f.group, b.kv_head)];
+    if (static_cast<int>(threadIdx.x) < b.rows)
+      len = p.kv_len[entry_of(p, b.first + (b.row0 + static_cast<int>(threadIdx.x)) / f.group, b.kv_head)];
     for (int offset = 16; offset > 0; offset /= 2) len = max(len, __shfl_xor_sync(0xffffffffu, len, offset));
     if (lane == 0) longest_s[warp] = len;
     __syncthreads();
@@ -292,15 +123,15 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   const int64_t tile_begin = split_begin * kTilesPerSplit;
   const int64_t tile_end = (min(split_end * kFlashSplit, b.longest) + kTile - 1) / kTile;
 
-  // Pages of the next tiles, a ring of three: tile i's in page_ring[i % 3] (relative to tile_begin).
-  __shared__ int32_t page_ring[3][kTile];
+  // Slots of the next tiles, a ring of three: tile i's in slot_ring[i % 3] (relative to tile_begin).
+  __shared__ int32_t slot_ring[3][kTile];
   if (threadIdx.x < kTile) {
-    page_ring[0][threadIdx.x] = b.page_of(tile_begin * kTile + threadIdx.x);
-    page_ring[1][threadIdx.x] = b.page_of((tile_begin + 1) * kTile + threadIdx.x);
+    slot_ring[0][threadIdx.x] = b.slot_of(tile_begin * kTile + threadIdx.x);
+    slot_ring[1][threadIdx.x] = b.slot_of((tile_begin + 1) * kTile + threadIdx.x);
   }
   __syncthreads();
   b.load_q();
-  b.load_tile(tile_begin, 0, page_ring[0]);
+  b.load_tile(0, slot_ring[0]);
   cp_async_commit();
 
   RowState<DTILES> s;  // the current split
@@ -309,15 +140,14 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   float total_m[2] = {-INFINITY, -INFINITY}, total_l[2] = {0.0f, 0.0f};
   TotalOut<HEAD_DIM> total{reinterpret_cast<float*>(b.v_s + 2 * kTile * HEAD_DIM), warp, g, quad};
   if constexpr (FUSED) total.zero();
-  const float scale = p.scale;
 
   for (int64_t tile = tile_begin; tile < tile_end; ++tile) {
     const int i = static_cast<int>(tile - tile_begin), buf = i & 1;
-    // Tile + 2's pages: the page-table load is in flight while this tile computes.
-    const int32_t later_page =
-        threadIdx.x < kTile && tile + 2 < tile_end ? b.page_of((tile + 2) * kTile + threadIdx.x) : -1;
+    // Tile + 2's slots: the page-table load is in flight while this tile computes.
+    const int32_t later_slot =
+        threadIdx.x < kTile && tile + 2 < tile_end ? b.slot_of((tile + 2) * kTile + threadIdx.x) : -1;
     if (tile + 1 < tile_end) {
-      b.load_tile(tile + 1, buf ^ 1, page_ring[(i + 1) % 3]);
+      b.load_tile(buf ^ 1, slot_ring[(i + 1) % 3]);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -328,77 +158,12 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
     if (warp_busy) {
       const T* kb = b.k_s + buf * kTile * HEAD_DIM;
       const T* vb = b.v_s + buf * kTile * HEAD_DIM;
-      // scores[n][e]: positions n * 8 + 2 * quad + (e & 1), row g (e < 2) or g + 8.
       float score[8][4];
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) score[n][e] = 0.0f;
-#pragma unroll
-      for (int ks = 0; ks < Block::KSTEPS; ++ks) {
-        uint32_t a[4];
-        ldmatrix_x4(a, b.q_s + swizzled<HEAD_DIM>(warp * 16 + lane % 16, 2 * ks + lane / 16));
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          uint32_t kf[4];
-          ldmatrix_x4(kf, kb + swizzled<HEAD_DIM>(16 * j + (lane / 16) * 8 + lane % 8, 2 * ks + (lane / 8) % 2));
-          mma<T>(score[2 * j], a, kf[0], kf[1]);
-          mma<T>(score[2 * j + 1], a, kf[2], kf[3]);
-        }
-      }
-
-      const int64_t pos0 = tile * kTile;
-      float corr[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const bool open = pos0 + kTile <= row[h].open_end;
-        float big = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& v = score[n][2 * h + e];
-            v = __fmul_rn(v, scale);
-            if (!open && !row_sees(p, row[h], pos0 + n * 8 + 2 * quad + e)) v = -INFINITY;
-            big = fmaxf(big, v);
-          }
-        big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 1));
-        big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 2));
-        const float m_new = fmaxf(s.m[h], big);
-        corr[h] = s.m[h] == m_new ? 1.0f : __expf(__fsub_rn(s.m[h], m_new));
-        const float base = m_new == -INFINITY ? 0.0f : m_new;
-        float sum = 0.0f;
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& v = score[n][2 * h + e];
-            v = __expf(__fsub_rn(v, base));
-            sum = __fadd_rn(sum, v);
-          }
-        sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
-        sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
-        s.l[h] = fmaf(s.l[h], corr[h], sum);
-        s.m[h] = m_new;
-      }
-#pragma unroll
-      for (int d = 0; d < DTILES; ++d)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s.o[d][e] = __fmul_rn(s.o[d][e], corr[e / 2]);
-      // out += P V: P (the weights, rounded to T) is the A operand straight from the score fragment.
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const uint32_t a[4] = {pack2<T>(score[2 * j][0], score[2 * j][1]), pack2<T>(score[2 * j][2], score[2 * j][3]),
-                               pack2<T>(score[2 * j + 1][0], score[2 * j + 1][1]),
-                               pack2<T>(score[2 * j + 1][2], score[2 * j + 1][3])};
-#pragma unroll
-        for (int d = 0; d < DTILES / 2; ++d) {
-          uint32_t vf[4];
-          ldmatrix_x4_trans(vf, vb + swizzled<HEAD_DIM>(16 * j + ((lane / 8) % 2) * 8 + lane % 8, 2 * d + lane / 16));
-          mma<T>(s.o[2 * d], a, vf[0], vf[1]);
-          mma<T>(s.o[2 * d + 1], a, vf[2], vf[3]);
-        }
-      }
+      using L = SwizzledRows<HEAD_DIM>;
+      const T* q_rows = b.q_s + warp * 16 * HEAD_DIM;
+      tile_scores<T, HEAD_DIM, L>([&](int ks, uint32_t(&a)[4]) { q_fragment<L, HEAD_DIM>(q_rows, ks, a); }, kb, score);
+      tile_softmax(p, row, tile * kTile, score, s);
+      tile_accumulate<T, HEAD_DIM, L>(score, vb, s);
 
       // A split ends: fold it (fused) or write it out (split mode).
       if ((tile + 1) % kTilesPerSplit == 0 || tile + 1 == tile_end) {
@@ -416,23 +181,12 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
             }
           }
         } else {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            if (row[h].len == 0) continue;
-            float* part = partial_of(p, f, row[h].t, row[h].head, split, HEAD_DIM);
-            if (quad == 0) {
-              part[0] = s.m[h];
-              part[1] = s.l[h];
-            }
-#pragma unroll
-            for (int d = 0; d < DTILES; ++d)
-              *reinterpret_cast<float2*>(part + 2 + d * 8 + 2 * quad) = make_float2(s.o[d][2 * h], s.o[d][2 * h + 1]);
-          }
+          write_partial<HEAD_DIM>(p, f, row, split, s);
         }
         s.reset();
       }
     }
-    if (threadIdx.x < kTile) page_ring[(i + 2) % 3][threadIdx.x] = later_page;
+    if (threadIdx.x < kTile) slot_ring[(i + 2) % 3][threadIdx.x] = later_slot;
     __syncthreads();  // the buffer just read is the next prefetch's target
   }
   cp_async_wait<0>();  // a fused block that sees nothing still staged its first tile
@@ -454,6 +208,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
     }
   }
 }
+
 
 // Split mode's second pass: folds a (query, head)'s splits in split order, with exactly the fused
 // blocks' arithmetic. A 32K context has 256 splits, so the pass must not wait on memory or on the
@@ -516,7 +271,7 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
   extern __shared__ uint4 merge_smem[];
   Smem& sm = *reinterpret_cast<Smem*>(merge_smem);
   const int64_t t = blockIdx.x, head = blockIdx.y;
-  const int64_t len = p.kv_len[entry_of(p, t, head / f.group)];
+  const int64_t len = p.kv_len[entry_of(p, t, static_cast<int>(head) / f.group)];
   const int64_t splits = (len + kFlashSplit - 1) / kFlashSplit;
   const int d = threadIdx.x;
   auto stage_chunk = [&](int64_t c0, int buf) {
@@ -557,38 +312,24 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
   if (d < HEAD_DIM) static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(finish(o, L));
 }
 
-int multiprocessors() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
-    return n > 0 ? n : 1;
-  }();
-  return count;
-}
-
-// The shared-memory opt-in is per device and per kernel: set on the first launch on each device.
-// (A template on the kernel itself: its type alone would let the kernels of one signature share
-// the flag.)
-template <auto Kernel>
-void opt_in_shared_memory(int64_t bytes) {
-  static std::mutex mutex;
-  static uint64_t opted_in = 0;  // one bit per device ordinal
-  int device = 0;
-  cudaGetDevice(&device);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!(opted_in >> (device % 64) & 1u) &&
-      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) == cudaSuccess)
-    opted_in |= uint64_t{1} << (device % 64);
+// Over long contexts a split-mode block walks several consecutive splits (its setup's trips to
+// memory are paid once), as long as one query tile alone still fills `slots` resident blocks:
+// tiles beyond the first may be a recorded graph's padding (they exit at once), so they are not
+// counted on. per_tile: blocks per (tile, split).
+int64_t splits_per_block(int64_t max_splits, int64_t per_tile, int64_t slots) {
+  const int64_t wanted_split_blocks = (slots + per_tile - 1) / per_tile;
+  int64_t n = 1;
+  while (n < 16 && max_splits / (2 * n) >= wanted_split_blocks) n *= 2;
+  return n;
 }
 
 template <typename T, int HEAD_DIM>
 void launch(const PagedAttentionParams& p, cudaStream_t stream) {
   using Block = FlashBlock<T, HEAD_DIM>;
   FlashLayout f;
-  f.group = p.num_heads / p.num_kv_heads;
+  f.group = static_cast<int32_t>(p.num_heads / p.num_kv_heads);
   const int64_t tile_queries = p.max_tile_queries > 0 ? p.max_tile_queries : kAttentionTileQueries;
-  f.row_blocks = (tile_queries * f.group + kRows - 1) / kRows;
+  f.row_blocks = static_cast<int32_t>((tile_queries * f.group + kRows - 1) / kRows);
   f.max_splits = (p.max_kv_len + kFlashSplit - 1) / kFlashSplit;
   // Split mode when the fused grid would leave the GPU idle and the partials fit; the bits are
   // the same either way.
@@ -596,23 +337,29 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
   const int64_t partial_bytes = p.tokens * p.num_heads * f.max_splits * (HEAD_DIM + 2) * int64_t{4};
   const bool fused = f.max_splits == 1 || fused_blocks >= 4 * multiprocessors() || partial_bytes > p.workspace_bytes ||
             !p.workspace || f.max_splits > 65535;  // grid.z's limit (before splits_per_block)
-  // Over long contexts a split-mode block walks several splits (its setup's trips to memory are
-  // paid once), as long as one query tile alone would still fill two blocks per SM: tiles beyond
-  // the first may be a recorded graph's padding (they exit at once), so they are not counted on.
-  const int64_t per_tile = p.num_kv_heads * f.row_blocks;
-  const int64_t wanted_split_blocks = (2 * multiprocessors() + per_tile - 1) / per_tile;
-  while (f.splits_per_block < 16 && f.max_splits / (2 * f.splits_per_block) >= wanted_split_blocks)
-    f.splits_per_block *= 2;
-  const int64_t split_blocks = (f.max_splits + f.splits_per_block - 1) / f.splits_per_block;
-  const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads * f.row_blocks),
-                  static_cast<unsigned>(fused ? 1 : split_blocks));
+  const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads * f.row_blocks));
   if (fused) {
     opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, true>>(Block::kFusedSmemBytes);
     flash_attention_kernel<T, HEAD_DIM, true><<<grid, kWarps * 32, Block::kFusedSmemBytes, stream>>>(p, f);
     return;
   }
-  opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, false>>(Block::kSmemBytes);
-  flash_attention_kernel<T, HEAD_DIM, false><<<grid, kWarps * 32, Block::kSmemBytes, stream>>>(p, f);
+  // Decode and short chains over many (tile, kv head, split) tasks: one warp per 16 rows, each
+  // with its own K/V ring and no block barrier, four to an SM (a 64-row block would leave three of
+  // its four warps idle, and two blocks' busy warps share a scheduler). With fewer tasks than
+  // warp slots the GPU is idle either way and a task's latency decides: the 64-row block's four
+  // warps issue its loads four times faster (B1 decode at 512: 7.8 us against 10.7).
+  const bool narrow = tile_queries * f.group <= kDecodeRows;
+  if (narrow && p.num_tiles * p.num_kv_heads * f.max_splits >= 4 * multiprocessors()) {
+    f.row_blocks = 1;
+    f.splits_per_block = splits_per_block(f.max_splits, p.num_kv_heads, 4 * multiprocessors());
+    flash_decode_split(p, f, stream);
+  } else {
+    f.splits_per_block = splits_per_block(f.max_splits, p.num_kv_heads * f.row_blocks, 2 * multiprocessors());
+    const int64_t split_blocks = (f.max_splits + f.splits_per_block - 1) / f.splits_per_block;
+    opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, false>>(Block::kSmemBytes);
+    flash_attention_kernel<T, HEAD_DIM, false>
+        <<<dim3(grid.x, grid.y, static_cast<unsigned>(split_blocks)), kWarps * 32, Block::kSmemBytes, stream>>>(p, f);
+  }
   // More threads than head_dim: the staging loads of a chunk go out in one or two trips.
   constexpr int64_t kMergeSmemBytes = sizeof(MergeSmem<HEAD_DIM>);
   opt_in_shared_memory<flash_merge_kernel<T, HEAD_DIM>>(kMergeSmemBytes);

@@ -184,7 +184,7 @@ class CudaAttentionTest : public CudaOpsTest {
     cpu_.attention(q_ref, f.cpu_kv, f.meta, scale, f.c_.block_size, ref);
     return {host(out), ref};
   }
-  void check_chain_invariance(const PagedCase& c, int64_t prefix);
+  void check_chain_invariance(const PagedCase& c, int64_t prefix, int64_t chain);
   using CudaOpsTest::bf16_pair;
   using CudaOpsTest::random;
 };
@@ -310,14 +310,14 @@ TEST_P(CudaAttentionTest, LongContextDecodeMatchesCpu) {
 // has 65 splits, so its merge folds two staged chunks (64 + 1) and must still match the fused fold.
 TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
   for (PagedCase c : {PagedCase{64, 8, 2, 16}, PagedCase{128, 32, 8, 16}})
-    for (int64_t prefix : {300, 316, 380, 8300}) {
-      SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " prefix " << prefix);
-      check_chain_invariance(c, prefix);
-    }
+    for (int64_t prefix : {300, 316, 380, 8300})
+      for (int64_t chain : {3, 6}) {  // 12 rows: the one-warp decode kernel; 24: the 64-row one
+        SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " prefix " << prefix << " chain " << chain);
+        check_chain_invariance(c, prefix, chain);
+      }
 }
 
-void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefix) {
-  const int64_t chain = 6;
+void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefix, int64_t chain) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   PagedFixture alone(*this, c, std::max<int64_t>(64, (prefix + chain) / c.block_size + 1));
   const int32_t seq = alone.add_sequence(prefix + chain);

@@ -1,0 +1,390 @@
+#pragma once
+// What the tensor-core attention kernels share (flash_attention.cu: query tiles of up to 64 rows,
+// fused or split; flash_decode.cu: one warp per 16 rows, split): staging helpers, the split fold,
+// and one warp's arithmetic on one 64-position K/V tile. Every kernel runs a row through exactly
+// these functions in the same order, so a row's bits do not depend on which kernel ran it
+// (batch invariance across decode and verification forwards).
+#include <mutex>
+
+#include "kernels/cuda/attention_entry.cuh"
+#include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/flash_attention.h"
+#include "kernels/cuda/mma.cuh"
+
+namespace drift::cuda::flash {
+
+constexpr int kTile = 64;           // positions per staged K/V tile
+static_assert(kFlashSplit % kTile == 0, "a split is whole tiles");
+
+template <int HEAD_DIM>
+constexpr int kChunks = HEAD_DIM / 8;  // 16-byte chunks per row
+
+// Shared-memory row r, 16-byte chunk c -> element offset, XOR-swizzled so the 8 rows an ldmatrix
+// reads at one logical chunk fall in 8 different bank groups (whatever the row width).
+template <int HEAD_DIM>
+__device__ __forceinline__ int swizzled(int r, int c) {
+  constexpr int C = kChunks<HEAD_DIM>;
+  const int flip = C >= 8 ? (r & 7) : ((r / (8 / C)) & (C - 1));
+  return r * HEAD_DIM + (c ^ flip) * 8;
+}
+
+// Shared-memory layouts of staged rows (row r, 16-byte chunk c -> element offset). Either keeps
+// the 8 rows an ldmatrix reads at one logical chunk in 8 different bank groups; which one a
+// kernel uses changes addresses only, never the values an MMA sees.
+// Swizzled: rows packed, chunks XOR-permuted (cp.async writes each 16-byte chunk where it wants).
+template <int HEAD_DIM>
+struct SwizzledRows {
+  static constexpr int kRowElems = HEAD_DIM;
+  __device__ static int at(int r, int c) { return swizzled<HEAD_DIM>(r, c); }
+};
+// Padded: each row followed by 16 spare bytes (a bulk copy writes a row as one contiguous run).
+template <int HEAD_DIM>
+struct PaddedRows {
+  static constexpr int kRowElems = HEAD_DIM + 8;
+  __device__ static int at(int r, int c) { return r * kRowElems + c * 8; }
+};
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared; zeros when !valid (rows past the context: no NaN from stale pages).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_address(p)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_address(p)));
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  using P = typename Pair<T>::type;
+  P v;
+  if constexpr (std::is_same_v<T, __half>)
+    v = __floats2half2_rn(lo, hi);
+  else
+    v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+
+// One split's partial folded into the running result: the single definition both modes use, with
+// explicit roundings (no contraction can differ between the call sites). A split that saw nothing
+// (m_c = -inf) is skipped by the callers. a, b: the factors of the old and new outputs, which
+// depend only on the running max before the split (M) and the split's max (m_c).
+__device__ __forceinline__ float fold_factors(float M, float m_c, float& a, float& b) {
+  const float m = fmaxf(M, m_c);
+  a = M == m ? 1.0f : __expf(__fsub_rn(M, m));
+  b = m_c == m ? 1.0f : __expf(__fsub_rn(m_c, m));
+  return m;
+}
+__device__ __forceinline__ float fold_sum(float L, float a, float l_c, float b) { return fmaf(L, a, __fmul_rn(l_c, b)); }
+__device__ __forceinline__ void fold(float& M, float& L, float m_c, float l_c, float& a, float& b) {
+  M = fold_factors(M, m_c, a, b);
+  L = fold_sum(L, a, l_c, b);
+}
+__device__ __forceinline__ float fold_out(float o, float a, float o_c, float b) { return fmaf(o, a, __fmul_rn(o_c, b)); }
+__device__ __forceinline__ float finish(float o, float L) { return L > 0.0f ? __fdiv_rn(o, L) : 0.0f; }
+
+struct FlashLayout {
+  // 32-bit where the kernels divide by it: a 64-bit division is a long inline sequence.
+  int32_t group = 1;       // query heads per kv head
+  int32_t row_blocks = 1;  // blocks of rows per (tile, kv head) (64 or 16 rows: the kernel's)
+  int64_t max_splits = 1;  // split stride of the workspace
+  int64_t splits_per_block = 1;  // split mode: consecutive splits a block walks (each written out)
+};
+
+// Workspace per (query, head, split): [max, sum, out[HEAD_DIM]].
+__device__ __forceinline__ float* partial_of(const PagedAttentionParams& p, const FlashLayout& f, int64_t t,
+                                             int64_t head, int64_t split, int head_dim) {
+  return static_cast<float*>(p.workspace) + ((t * p.num_heads + head) * f.max_splits + split) * (head_dim + 2);
+}
+
+// What a thread needs of one of its two rows (g and g + 8 of its warp's m16 tile).
+struct RowInfo {
+  bool real = false;  // a row of the block (not past its last (query, head))
+  int64_t t = 0, head = 0, entry = 0;
+  int64_t len = 0;  // visible length
+  int64_t mask_from = 0;  // positions from here on follow the mask row
+  int64_t open_end = 0;   // min(len, mask_from): positions before it are all visible
+  const uint64_t* mask_row = nullptr;
+};
+
+__device__ __forceinline__ bool row_sees(const PagedAttentionParams& p, const RowInfo& r, int64_t pos) {
+  if (pos < r.open_end) return true;
+  if (pos >= r.len) return false;
+  const int64_t bit = pos - r.mask_from;
+  return bit < p.mask_words * 64 && ((r.mask_row[bit / 64] >> (bit % 64)) & 1u);
+}
+
+// Which of a thread's 16 score columns of the tile at pos0 row r does not see (bit 2n + e: position
+// pos0 + 8n + 2 quad + e). A loop, not unrolled into the score loop: the mask test is long, and the
+// kernel's code must stay small (a decode block walks it once, with a cold instruction cache).
+__device__ __forceinline__ uint32_t hidden_positions(const PagedAttentionParams& p, const RowInfo& r, int64_t pos0,
+                                                     int quad) {
+  // Rows past the block's last (query, head) are never written out: skip them too (they would
+  // otherwise walk the whole loop on every tile, and their lanes hold up the warp).
+  if (!r.real || pos0 + kTile <= r.open_end) return 0;
+  uint32_t hidden = 0;
+#pragma unroll 1
+  for (int i = 0; i < 16; ++i)
+    if (!row_sees(p, r, pos0 + (i / 2) * 8 + 2 * quad + (i % 2))) hidden |= 1u << i;
+  return hidden;
+}
+
+// State of a warp's two rows per thread: max and sum per row, the output fragment [DTILES][4]
+// (elements 0-1 row g, 2-3 row g + 8).
+template <int DTILES>
+struct RowState {
+  float m[2], l[2], o[DTILES][4];
+  __device__ void reset() {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m[h] = -INFINITY;
+      l[h] = 0.0f;
+    }
+#pragma unroll
+    for (int d = 0; d < DTILES; ++d)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[d][e] = 0.0f;
+  }
+};
+
+// Rows g and g + 8 (local indices of the kernel's row block) of the (query, group head) rows of
+// the tile starting at query `first`.
+__device__ __forceinline__ RowInfo row_info(const PagedAttentionParams& p, const FlashLayout& f, int64_t first,
+                                            int kv_head, int row0, int rows, int local) {
+  RowInfo r;
+  if (local >= rows) return r;
+  r.real = true;
+  const int row = row0 + local;
+  r.t = first + row / f.group;
+  r.head = kv_head * f.group + row % f.group;
+  r.entry = entry_of(p, r.t, kv_head);
+  r.len = p.kv_len[r.entry];
+  r.mask_from = p.mask ? p.mask_start[r.entry] : r.len;
+  r.open_end = min(r.len, r.mask_from);
+  r.mask_row = p.mask ? p.mask + r.t * p.mask_words : nullptr;
+  return r;
+}
+
+// The KV slot of position pos, or -1 from `longest` on. 32-bit arithmetic: a context and a pool's
+// slot count fit (the backend checks the pool), and a 64-bit division is a long inline sequence.
+__device__ __forceinline__ int32_t slot_of(const PagedAttentionParams& p, const int32_t* table, int64_t longest,
+                                           int64_t pos) {
+  if (pos >= longest) return -1;
+  const uint32_t at = static_cast<uint32_t>(pos), size = static_cast<uint32_t>(p.block_size);
+  const uint32_t page = at / size;
+  return table[page] * static_cast<int32_t>(size) + static_cast<int32_t>(at - page * size);
+}
+
+// Stages kTile K or V rows (slots[r]: row r's slot, -1: zeros) into swizzled shared memory with
+// THREADS threads. 32-bit offsets but for the slot's: the index math is most of a loader's code.
+template <typename T, int HEAD_DIM, int THREADS>
+__device__ __forceinline__ void stage_kv_rows(T* dst, const void* cache, const PagedAttentionParams& p, int kv_head,
+                                              const int32_t* slots) {
+  constexpr int C = kChunks<HEAD_DIM>, kRowsPerTrip = THREADS / C;
+  static_assert(kTile % kRowsPerTrip == 0, "whole trips");
+  const int c = threadIdx.x % C, r0 = threadIdx.x / C;
+  const int row_elems = static_cast<int>(p.num_kv_heads) * HEAD_DIM;
+  const T* head_row = static_cast<const T*>(cache) + kv_head * HEAD_DIM + c * 8;
+#pragma unroll 8
+  for (int trip = 0; trip < kTile / kRowsPerTrip; ++trip) {
+    const int r = r0 + trip * kRowsPerTrip;
+    const int32_t slot = slots[r];
+    const bool valid = slot >= 0;
+    cp_async16(dst + swizzled<HEAD_DIM>(r, c), head_row + static_cast<int64_t>(valid ? slot : 0) * row_elems, valid);
+  }
+}
+
+// Stages the query rows [row0, row0 + rows) of a tile (ROWS buffer rows, zeros past `rows`).
+template <typename T, int HEAD_DIM, int ROWS, int THREADS>
+__device__ __forceinline__ void stage_q_rows(T* dst, const PagedAttentionParams& p, const FlashLayout& f,
+                                             int64_t first, int kv_head, int row0, int rows) {
+  constexpr int C = kChunks<HEAD_DIM>;
+  static_assert(ROWS * C % THREADS == 0, "whole trips");
+  const T* q = static_cast<const T*>(p.q);
+#pragma unroll 1
+  for (int trip = 0; trip < ROWS * C / THREADS; ++trip) {
+    const int idx = threadIdx.x + trip * THREADS;
+    const int r = idx / C, c = idx % C;
+    const bool valid = r < rows;
+    int64_t offset = 0;
+    if (valid) {
+      const int row = row0 + r;
+      const int64_t t = first + row / f.group, head = kv_head * f.group + row % f.group;
+      offset = (t * p.num_heads + head) * HEAD_DIM + c * 8;
+    }
+    cp_async16(dst + swizzled<HEAD_DIM>(r, c), q + offset, valid);
+  }
+}
+
+// One warp's share of a tile's math. kb / vb: the tile's 64 K / V rows in layout L.
+//
+// The warp's query rows as m16n8k16 A fragments, one per 16-wide k step: a[0] = row g, k 2q..2q+1;
+// a[1] = row g + 8; a[2], a[3] the same rows at k + 8 (g = lane / 4, q = lane % 4).
+template <int HEAD_DIM>
+using QFragments = uint32_t[HEAD_DIM / 16][4];
+
+// From a staged buffer (rows 0-15 of layout L).
+template <typename L, int HEAD_DIM>
+__device__ __forceinline__ void q_fragment(const void* q_rows, int ks, uint32_t (&a)[4]) {
+  const int lane = threadIdx.x % 32;
+  ldmatrix_x4(a, static_cast<const uint16_t*>(q_rows) + L::at(lane % 16, 2 * ks + lane / 16));
+}
+
+// score[n][e] = q . k for positions n * 8 + 2 * quad + (e & 1), row g (e < 2) or g + 8. QA(ks, a)
+// yields the A fragment of k step ks.
+template <typename T, int HEAD_DIM, typename L, typename QA>
+__device__ __forceinline__ void tile_scores(QA&& q_a, const T* kb, float (&score)[8][4]) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) score[n][e] = 0.0f;
+#pragma unroll
+  for (int ks = 0; ks < HEAD_DIM / 16; ++ks) {
+    uint32_t a[4];
+    q_a(ks, a);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      uint32_t kf[4];
+      ldmatrix_x4(kf, kb + L::at(16 * j + (lane / 16) * 8 + lane % 8, 2 * ks + (lane / 8) % 2));
+      mma<T>(score[2 * j], a, kf[0], kf[1]);
+      mma<T>(score[2 * j + 1], a, kf[2], kf[3]);
+    }
+  }
+}
+
+// The online softmax over the tile at pos0: scales and masks the scores, updates the rows' max and
+// sum, rescales the running output, and leaves the tile's weights in score.
+template <int DTILES>
+__device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, const RowInfo (&row)[2], int64_t pos0,
+                                             float (&score)[8][4], RowState<DTILES>& s) {
+  const int quad = threadIdx.x % 4;
+  const float scale = p.scale;
+  float corr[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t hidden = hidden_positions(p, row[h], pos0, quad);
+    float big = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& v = score[n][2 * h + e];
+        v = __fmul_rn(v, scale);
+        if (hidden >> (2 * n + e) & 1u) v = -INFINITY;
+        big = fmaxf(big, v);
+      }
+    big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 1));
+    big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 2));
+    const float m_new = fmaxf(s.m[h], big);
+    corr[h] = s.m[h] == m_new ? 1.0f : __expf(__fsub_rn(s.m[h], m_new));
+    const float base = m_new == -INFINITY ? 0.0f : m_new;
+    float sum = 0.0f;
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& v = score[n][2 * h + e];
+        v = __expf(__fsub_rn(v, base));
+        sum = __fadd_rn(sum, v);
+      }
+    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
+    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
+    s.l[h] = fmaf(s.l[h], corr[h], sum);
+    s.m[h] = m_new;
+  }
+#pragma unroll
+  for (int d = 0; d < DTILES; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s.o[d][e] = __fmul_rn(s.o[d][e], corr[e / 2]);
+}
+
+// out += P V: P (the weights, rounded to T) is the A operand straight from the score fragment.
+template <typename T, int HEAD_DIM, typename L>
+__device__ __forceinline__ void tile_accumulate(const float (&score)[8][4], const T* vb,
+                                                RowState<HEAD_DIM / 8>& s) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint32_t a[4] = {pack2<T>(score[2 * j][0], score[2 * j][1]), pack2<T>(score[2 * j][2], score[2 * j][3]),
+                           pack2<T>(score[2 * j + 1][0], score[2 * j + 1][1]),
+                           pack2<T>(score[2 * j + 1][2], score[2 * j + 1][3])};
+#pragma unroll
+    for (int d = 0; d < HEAD_DIM / 16; ++d) {
+      uint32_t vf[4];
+      ldmatrix_x4_trans(vf, vb + L::at(16 * j + ((lane / 8) % 2) * 8 + lane % 8, 2 * d + lane / 16));
+      mma<T>(s.o[2 * d], a, vf[0], vf[1]);
+      mma<T>(s.o[2 * d + 1], a, vf[2], vf[3]);
+    }
+  }
+}
+
+// Split mode: the split's partial of the warp's rows into the workspace (merged by
+// flash_merge_kernel).
+template <int HEAD_DIM>
+__device__ __forceinline__ void write_partial(const PagedAttentionParams& p, const FlashLayout& f,
+                                              const RowInfo (&row)[2], int64_t split,
+                                              const RowState<HEAD_DIM / 8>& s) {
+  const int quad = threadIdx.x % 4;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (row[h].len == 0) continue;
+    float* part = partial_of(p, f, row[h].t, row[h].head, split, HEAD_DIM);
+    if (quad == 0) {
+      part[0] = s.m[h];
+      part[1] = s.l[h];
+    }
+#pragma unroll
+    for (int d = 0; d < HEAD_DIM / 8; ++d)
+      *reinterpret_cast<float2*>(part + 2 + d * 8 + 2 * quad) = make_float2(s.o[d][2 * h], s.o[d][2 * h + 1]);
+  }
+}
+
+inline int multiprocessors() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+    return n > 0 ? n : 1;
+  }();
+  return count;
+}
+
+// The shared-memory opt-in is per device and per kernel: set on the first launch on each device.
+// (A template on the kernel itself: its type alone would let the kernels of one signature share
+// the flag.)
+template <auto Kernel>
+void opt_in_shared_memory(int64_t bytes) {
+  static std::mutex mutex;
+  static uint64_t opted_in = 0;  // one bit per device ordinal
+  int device = 0;
+  cudaGetDevice(&device);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!(opted_in >> (device % 64) & 1u) &&
+      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) == cudaSuccess)
+    opted_in |= uint64_t{1} << (device % 64);
+}
+
+// flash_decode.cu: split mode for tiles of at most kDecodeRows (query, head) rows (decode, short
+// chains), one warp per (tile, kv head, splits) with its own K/V ring; writes the partials that
+// flash_merge_kernel folds. f.row_blocks counts blocks of kDecodeRows rows.
+constexpr int kDecodeRows = 16;
+void flash_decode_split(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t stream);
+
+}  // namespace drift::cuda::flash
