@@ -36,6 +36,17 @@ template <>
 struct Pair<__half> {
   using type = __half2;
 };
+// Two floats rounded (to nearest) into a pair, as from_float does each.
+template <typename T>
+__device__ __forceinline__ typename Pair<T>::type pack_pair(float lo, float hi);
+template <>
+__device__ __forceinline__ __nv_bfloat162 pack_pair<__nv_bfloat16>(float lo, float hi) {
+  return __floats2bfloat162_rn(lo, hi);
+}
+template <>
+__device__ __forceinline__ __half2 pack_pair<__half>(float lo, float hi) {
+  return __floats2half2_rn(lo, hi);
+}
 
 __device__ __forceinline__ float load_as_float(const void* p, ElemType t, int64_t i) {
   switch (t) {

@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
     b.longest = 0;
     for (int w = 0; w < kWarps; ++w) b.longest = max(b.longest, longest_s[w]);
   }
+
   const int64_t splits = (b.longest + kFlashSplit - 1) / kFlashSplit;
   const int64_t split_begin = FUSED ? 0 : blockIdx.z * f.splits_per_block;
   if (!FUSED && split_begin >= splits) return;  // the merge writes rows that see nothing
@@ -271,23 +272,25 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
   extern __shared__ uint4 merge_smem[];
   Smem& sm = *reinterpret_cast<Smem*>(merge_smem);
   const int64_t t = blockIdx.x, head = blockIdx.y;
-  const int64_t len = p.kv_len[entry_of(p, t, static_cast<int>(head) / f.group)];
-  const int64_t splits = (len + kFlashSplit - 1) / kFlashSplit;
   const int d = threadIdx.x;
-  auto stage_chunk = [&](int64_t c0, int buf) {
+  auto stage_chunk = [&](int64_t c0, int64_t splits, int buf) {
     const int n = static_cast<int>(min(static_cast<int64_t>(kMergeChunk), splits - c0));
     const float* src = partial_of(p, f, t, head, c0, HEAD_DIM);
     for (int i = threadIdx.x; i < n * kStride / 2; i += blockDim.x) cp_async8(sm.stage[buf] + 2 * i, src + 2 * i);
     cp_async_commit();
   };
+  // The first chunk is staged as far as any row's splits reach, in the same trip to memory as this
+  // row's length (splits past the row's own are staged but never folded).
+  const int64_t len = p.kv_len[entry_of(p, t, static_cast<int>(head) / f.group)];
+  stage_chunk(0, f.max_splits, 0);
+  const int64_t splits = (len + kFlashSplit - 1) / kFlashSplit;
   if (threadIdx.x == 0) sm.carry = -INFINITY;
-  if (splits > 0) stage_chunk(0, 0);
   float L = 0.0f, o = 0.0f;
   for (int64_t c0 = 0, chunk = 0; c0 < splits; c0 += kMergeChunk, ++chunk) {
     const int buf = static_cast<int>(chunk & 1);
     const int n = static_cast<int>(min(static_cast<int64_t>(kMergeChunk), splits - c0));
     if (c0 + kMergeChunk < splits) {
-      stage_chunk(c0 + kMergeChunk, buf ^ 1);  // its buffer was folded before the last barrier
+      stage_chunk(c0 + kMergeChunk, splits, buf ^ 1);  // its buffer was folded before the last barrier
       cp_async_wait<1>();
     } else {
       cp_async_wait<0>();
@@ -309,6 +312,7 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
     }
     __syncthreads();  // the buffer is free for the copy after next, the factors for the next chunk
   }
+  cp_async_wait<0>();  // a row that sees nothing still staged the first chunk
   if (d < HEAD_DIM) static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(finish(o, L));
 }
 

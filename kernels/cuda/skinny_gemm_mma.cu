@@ -25,6 +25,10 @@ constexpr int kFeatures = 16;
 // x fragments take the registers (occupancy). A warp's steps run in the same order either way.
 template <int NT>
 constexpr int kUnroll = NT >= 3 ? 2 : 4;
+// Blocks an SM holds: two, or three with a shorter unroll when that turns a grid of 2-3 blocks an
+// SM (q/k/v at batch 1: 384 blocks) into one wave instead of one and a half.
+constexpr int kBlocksPerSm = 2;
+constexpr int kWideBlocksPerSm = 3, kWideUnroll = 3;
 
 template <typename T>
 __device__ __forceinline__ uint4 load16(const T* base, int64_t row, int64_t k, int64_t row_elems, bool ok) {
@@ -54,8 +58,8 @@ __device__ __forceinline__ uint4 load16_streaming(const T* base, int64_t row, in
   return v;
 }
 
-template <typename T, int NT>
-__global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w,
+template <typename T, int NT, int UNROLL, int BLOCKS_PER_SM>
+__global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM) skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w,
                                                                  const T* __restrict__ bias, void* y,
                                                                  ElemType y_type, int rows, int n, int k) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -71,11 +75,11 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
     for (int i = 0; i < 4; ++i) acc[t][i] = 0.0f;
 
   const uint64_t policy = streaming_policy();
-  // The weights of group s0 (kUnroll steps, kWarps apart) into wl/wh.
-  constexpr int kGroup = kWarps * kUnroll<NT>;
-  auto load_weights = [&](int s0, uint4 (&wl)[kUnroll<NT>], uint4 (&wh)[kUnroll<NT>]) {
+  // The weights of group s0 (UNROLL steps, kWarps apart) into wl/wh.
+  constexpr int kGroup = kWarps * UNROLL;
+  auto load_weights = [&](int s0, uint4 (&wl)[UNROLL], uint4 (&wh)[UNROLL]) {
 #pragma unroll
-    for (int u = 0; u < kUnroll<NT>; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       const int kk = (s0 + u * kWarps) * 32 + 8 * q;
       const bool in = s0 + u * kWarps < steps && kk < k;
       wl[u] = load16_streaming(w, f_lo, kk, k, in, policy);
@@ -83,22 +87,22 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
     }
   };
   // Each group's weight loads go out while the previous group multiplies.
-  uint4 wl[kUnroll<NT>], wh[kUnroll<NT>];
+  uint4 wl[UNROLL], wh[UNROLL];
   load_weights(warp, wl, wh);
 
   for (int s0 = warp; s0 < steps; s0 += kGroup) {
-    uint4 xv[kUnroll<NT>][NT];
+    uint4 xv[UNROLL][NT];
 #pragma unroll
-    for (int u = 0; u < kUnroll<NT>; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       const int kk = (s0 + u * kWarps) * 32 + 8 * q;
       const bool in = s0 + u * kWarps < steps && kk < k;
 #pragma unroll
       for (int t = 0; t < NT; ++t) xv[u][t] = load16(x, t * 8 + g, kk, k, in && t * 8 + g < rows);
     }
-    uint4 next_l[kUnroll<NT>], next_h[kUnroll<NT>];
+    uint4 next_l[UNROLL], next_h[UNROLL];
     load_weights(s0 + kGroup, next_l, next_h);
 #pragma unroll
-    for (int u = 0; u < kUnroll<NT>; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       if (s0 + u * kWarps >= steps) break;
 #pragma unroll
       for (int t = 0; t < NT; ++t) {
@@ -107,7 +111,7 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll<NT>; ++u) {
+    for (int u = 0; u < UNROLL; ++u) {
       wl[u] = next_l[u];
       wh[u] = next_h[u];
     }
@@ -133,14 +137,30 @@ __global__ void __launch_bounds__(kWarps * 32) skinny_mma_kernel(const T* __rest
   }
 }
 
+int multiprocessors() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
+    return n > 0 ? n : 1;
+  }();
+  return count;
+}
+
 template <int NT>
 void launch(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
             int64_t k, ElemType storage, cudaStream_t stream) {
+  const unsigned blocks = grid_for(n, kFeatures);
+  const int64_t sms = multiprocessors();
+  const bool wide = blocks > kBlocksPerSm * sms && blocks <= kWideBlocksPerSm * sms;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    skinny_mma_kernel<T, NT><<<grid_for(n, kFeatures), kWarps * 32, 0, stream>>>(
-        static_cast<const T*>(x), static_cast<const T*>(w), static_cast<const T*>(bias), y, y_type,
-        static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k));
+    auto kernel = skinny_mma_kernel<T, NT, kUnroll<NT>, kBlocksPerSm>;
+    if constexpr (NT == 1)  // more rows' x fragments leave no registers for a third block
+      if (wide) kernel = skinny_mma_kernel<T, NT, kWideUnroll, kWideBlocksPerSm>;
+    kernel<<<blocks, kWarps * 32, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w),
+                                               static_cast<const T*>(bias), y, y_type, static_cast<int>(rows),
+                                               static_cast<int>(n), static_cast<int>(k));
   });
 }
 

@@ -102,25 +102,28 @@ TEST_P(CudaOpsTest, LinearMatchesCpuOverShapesRowsBiasAndOutputType) {
 // The skinny path serves decode (1 row) and verification (up to 32): each row's result must be
 // the same bits whatever the number of rows, or speculation would not reproduce plain decoding.
 TEST_P(CudaOpsTest, SkinnyLinearIsBatchInvariant) {
-  for (int64_t k : {64, 172, 1024, 4104}) {
-    const int64_t n = 300;
-    auto [x, x_ref] = bf16_pair(random({32, k}));
-    auto [w, w_ref] = bf16_pair(random({n, k}, 0.05f));
-    Tensor all = gpu_out({32, n}, DType::F32);
-    gpu_->linear(x, w, Tensor(), all);
-    const Tensor all_host = host(all);
-    for (int64_t rows = 1; rows <= 32; ++rows) {
-      Tensor x_part = gpu_->upload(test::first_rows(x_ref, rows));
-      Tensor part = gpu_out({rows, n}, DType::F32);
-      gpu_->linear(x_part, w, Tensor(), part);
-      EXPECT_TRUE(bit_equal(host(part), all_host, 0, 0, rows * n)) << "k " << k << " rows " << rows;
-      // The row alone (first position of its tile) equals its place in the 32-row call.
-      Tensor alone_x = gpu_->upload(test::rows_of(x_ref, rows - 1, 1));
-      Tensor alone = gpu_out({1, n}, DType::F32);
-      gpu_->linear(alone_x, w, Tensor(), alone);
-      EXPECT_TRUE(bit_equal(host(alone), all_host, 0, (rows - 1) * n, n)) << "k " << k << " row " << rows - 1;
+  // n 6144 (384 blocks): rows 1-8 take the three-blocks-an-SM variant on a 132-SM GPU, more rows
+  // the two-block one; their per-warp k order must agree.
+  for (int64_t n : {300, 6144})
+    for (int64_t k : {64, 172, 1024, 4104}) {
+      auto [x, x_ref] = bf16_pair(random({32, k}));
+      auto [w, w_ref] = bf16_pair(random({n, k}, 0.05f));
+      Tensor all = gpu_out({32, n}, DType::F32);
+      gpu_->linear(x, w, Tensor(), all);
+      const Tensor all_host = host(all);
+      for (int64_t rows = 1; rows <= 32; ++rows) {
+        Tensor x_part = gpu_->upload(test::first_rows(x_ref, rows));
+        Tensor part = gpu_out({rows, n}, DType::F32);
+        gpu_->linear(x_part, w, Tensor(), part);
+        EXPECT_TRUE(bit_equal(host(part), all_host, 0, 0, rows * n)) << "n " << n << " k " << k << " rows " << rows;
+        // The row alone (first position of its tile) equals its place in the 32-row call.
+        Tensor alone_x = gpu_->upload(test::rows_of(x_ref, rows - 1, 1));
+        Tensor alone = gpu_out({1, n}, DType::F32);
+        gpu_->linear(alone_x, w, Tensor(), alone);
+        EXPECT_TRUE(bit_equal(host(alone), all_host, 0, (rows - 1) * n, n))
+            << "n " << n << " k " << k << " row " << rows - 1;
+      }
     }
-  }
 }
 
 // A paged KV cache with random contents and sequences whose pages are scattered over it.
@@ -385,7 +388,10 @@ void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefi
 
 TEST_P(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
   for (int64_t rows : {1, 5, 64}) {
-    for (int64_t dim : {8, 64, 172, 4096}) {
+    // add_rms_norm runs on a cluster of 8 blocks when dim splits into 8 slices of 4-element steps
+    // of at most 1024 elements (64 and 896 with idle threads, 4096, 8192 with none) and on one
+    // block otherwise (8, 172, 8224).
+    for (int64_t dim : {8, 64, 172, 896, 4096, 8192, 8224}) {
       auto [w, w_ref] = bf16_pair(random({dim}));
       // rms_norm from fp32 and from bf16, to bf16 and fp32, and in place.
       Tensor x_host = random({rows, dim});
@@ -436,17 +442,20 @@ TEST_P(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
     cpu_.silu_mul(gu_ref, ref);
     EXPECT_LE(rel_error(host(out), ref), 8e-3);
 
-    auto [table, table_ref] = bf16_pair(random({50, 96}));
-    const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
-    Tensor e = gpu_out({5, 96}, DType::F32), e_ref = Tensor::zeros({5, 96});
-    gpu_->embedding(table, ids, e);
-    cpu_.embedding(table_ref, ids, e_ref);
-    EXPECT_EQ(rel_error(host(e), e_ref), 0.0);
+    // Rows of 16-byte chunks (96; 8200: more chunks than one batch of the block's loads) and not (100).
+    for (int64_t dim : {96, 100, 8200}) {
+      auto [table, table_ref] = bf16_pair(random({50, dim}));
+      const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
+      Tensor e = gpu_out({5, dim}, DType::F32), e_ref = Tensor::zeros({5, dim});
+      gpu_->embedding(table, ids, e);
+      cpu_.embedding(table_ref, ids, e_ref);
+      EXPECT_EQ(rel_error(host(e), e_ref), 0.0) << dim;
 
-    Tensor g = gpu_out({3, 96}), g_ref = Tensor::zeros({3, 96});
-    gpu_->gather_rows(table, {49, 1, 1}, g);
-    cpu_.gather_rows(table_ref, {49, 1, 1}, g_ref);
-    EXPECT_EQ(rel_error(host(g), g_ref), 0.0);
+      Tensor g = gpu_out({3, dim}), g_ref = Tensor::zeros({3, dim});
+      gpu_->gather_rows(table, {49, 1, 1}, g);
+      cpu_.gather_rows(table_ref, {49, 1, 1}, g_ref);
+      EXPECT_EQ(rel_error(host(g), g_ref), 0.0) << dim;
+    }
 
     auto [qkv, qkv_ref] = bf16_pair(random({5, 6 * 16}));
     Tensor a = gpu_out({5, 4, 16}), b = gpu_out({5, 1, 16}), c = gpu_out({5, 1, 16});
