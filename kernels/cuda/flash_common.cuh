@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "kernels/cuda/attention_entry.cuh"
+#include "kernels/cuda/device_info.h"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/flash_attention.h"
 #include "kernels/cuda/mma.cuh"
@@ -354,16 +355,6 @@ __device__ __forceinline__ void write_partial(const PagedAttentionParams& p, con
     for (int d = 0; d < HEAD_DIM / 8; ++d)
       *reinterpret_cast<float2*>(part + 2 + d * 8 + 2 * quad) = make_float2(s.o[d][2 * h], s.o[d][2 * h + 1]);
   }
-}
-
-inline int multiprocessors() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
-    return n > 0 ? n : 1;
-  }();
-  return count;
 }
 
 // The shared-memory opt-in is per device and per kernel: set on the first launch on each device.

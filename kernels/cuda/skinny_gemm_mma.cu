@@ -12,6 +12,7 @@
 // and the 8 warps' partials are added in warp order; neither depends on how many rows the call
 // has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
 // a 17-row verification.
+#include "kernels/cuda/device_info.h"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/ops.h"
@@ -135,16 +136,6 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM) skinny_mma_kernel(
     if (bias) sum += to_float(bias[feature]);
     store_float(y, y_type, static_cast<int64_t>(row) * n + feature, sum);
   }
-}
-
-int multiprocessors() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device);
-    return n > 0 ? n : 1;
-  }();
-  return count;
 }
 
 template <int NT>
