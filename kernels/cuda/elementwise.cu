@@ -18,7 +18,7 @@ __global__ void embedding_kernel(const T* __restrict__ table, const int32_t* __r
                                  void* __restrict__ out, ElemType out_type) {
   const int64_t row = blockIdx.x;
   const T* src = table + static_cast<int64_t>(ids[row]) * dim;
-  if (dim % 8 != 0) {
+  if (dim % 8 != 0 || reinterpret_cast<uintptr_t>(table) % 16 != 0) {  // (a plugin's table may be a view)
     for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) store_float(out, out_type, row * dim + i, to_float(src[i]));
     return;
   }

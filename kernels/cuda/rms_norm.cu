@@ -116,14 +116,29 @@ constexpr int kClusterBlocks = 8, kClusterThreads = 128;
 // kClusterSteps of them: slices of up to 1024 elements, rows of up to 8192.
 constexpr int kClusterVec = 4, kClusterSteps = 2;
 
+// Clusters need sm_90: a build that also targets an older architecture (-DCMAKE_CUDA_ARCHITECTURES)
+// keeps the one-block kernel everywhere (its PTX could be JIT-compiled for a newer GPU).
+constexpr bool built_for_clusters() {
+#ifdef __CUDA_ARCH_LIST__
+  constexpr int archs[] = {__CUDA_ARCH_LIST__};
+  for (int arch : archs)
+    if (arch < 900) return false;
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool cluster_norm_fits(int64_t dim) {
-  return dim % (kClusterVec * kClusterBlocks) == 0 && dim / kClusterBlocks <= kClusterVec * kClusterSteps * kClusterThreads;
+  return built_for_clusters() && dim % (kClusterVec * kClusterBlocks) == 0 &&
+         dim / kClusterBlocks <= kClusterVec * kClusterSteps * kClusterThreads;
 }
 
 template <typename T>
-__global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kClusterThreads)
+__global__ void __launch_bounds__(kClusterThreads)
     add_rms_norm_cluster_kernel(float* __restrict__ residual, const T* __restrict__ delta,
                                 const T* __restrict__ weight, float eps, int64_t dim, T* __restrict__ out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   using P = typename Pair<T>::type;
   cg::cluster_group cluster = cg::this_cluster();
@@ -175,6 +190,9 @@ __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kCluste
     o[1] = pack_pair<T>(v[j][2] * inv * w[j][2], v[j][3] * inv * w[j][3]);
   }
   cluster.sync();  // no block leaves while another still reads its sum
+#else
+  __trap();  // never launched: see built_for_clusters()
+#endif
 }
 
 }  // namespace
@@ -195,8 +213,18 @@ void add_rms_norm(float* residual, const void* delta, const void* weight, float 
   if (cluster_norm_fits(dim)) {
     dispatch_storage(storage, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      add_rms_norm_cluster_kernel<T><<<static_cast<unsigned>(rows * kClusterBlocks), kClusterThreads, 0, stream>>>(
-          residual, static_cast<const T*>(delta), static_cast<const T*>(weight), eps, dim, static_cast<T*>(out));
+      cudaLaunchAttribute cluster{};
+      cluster.id = cudaLaunchAttributeClusterDimension;
+      cluster.val.clusterDim.x = kClusterBlocks;
+      cluster.val.clusterDim.y = cluster.val.clusterDim.z = 1;
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(static_cast<unsigned>(rows * kClusterBlocks));
+      config.blockDim = dim3(kClusterThreads);
+      config.stream = stream;
+      config.attrs = &cluster;
+      config.numAttrs = 1;
+      cudaLaunchKernelEx(&config, add_rms_norm_cluster_kernel<T>, residual, static_cast<const T*>(delta),
+                         static_cast<const T*>(weight), eps, dim, static_cast<T*>(out));
     });
     return;
   }
