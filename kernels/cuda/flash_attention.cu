@@ -160,11 +160,10 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
       const T* kb = b.k_s + buf * kTile * HEAD_DIM;
       const T* vb = b.v_s + buf * kTile * HEAD_DIM;
       float score[8][4];
-      using L = SwizzledRows<HEAD_DIM>;
       const T* q_rows = b.q_s + warp * 16 * HEAD_DIM;
-      tile_scores<T, HEAD_DIM, L>([&](int ks, uint32_t(&a)[4]) { q_fragment<L, HEAD_DIM>(q_rows, ks, a); }, kb, score);
+      tile_scores<T, HEAD_DIM>([&](int ks, uint32_t(&a)[4]) { q_fragment<HEAD_DIM>(q_rows, ks, a); }, kb, score);
       tile_softmax(p, row, tile * kTile, score, s);
-      tile_accumulate<T, HEAD_DIM, L>(score, vb, s);
+      tile_accumulate<T, HEAD_DIM>(score, vb, s);
 
       // A split ends: fold it (fused) or write it out (split mode).
       if ((tile + 1) % kTilesPerSplit == 0 || tile + 1 == tile_end) {

@@ -29,22 +29,6 @@ __device__ __forceinline__ int swizzled(int r, int c) {
   return r * HEAD_DIM + (c ^ flip) * 8;
 }
 
-// Shared-memory layouts of staged rows (row r, 16-byte chunk c -> element offset). Either keeps
-// the 8 rows an ldmatrix reads at one logical chunk in 8 different bank groups; which one a
-// kernel uses changes addresses only, never the values an MMA sees.
-// Swizzled: rows packed, chunks XOR-permuted (cp.async writes each 16-byte chunk where it wants).
-template <int HEAD_DIM>
-struct SwizzledRows {
-  static constexpr int kRowElems = HEAD_DIM;
-  __device__ static int at(int r, int c) { return swizzled<HEAD_DIM>(r, c); }
-};
-// Padded: each row followed by 16 spare bytes (a bulk copy writes a row as one contiguous run).
-template <int HEAD_DIM>
-struct PaddedRows {
-  static constexpr int kRowElems = HEAD_DIM + 8;
-  __device__ static int at(int r, int c) { return r * kRowElems + c * 8; }
-};
-
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -233,23 +217,23 @@ __device__ __forceinline__ void stage_q_rows(T* dst, const PagedAttentionParams&
   }
 }
 
-// One warp's share of a tile's math. kb / vb: the tile's 64 K / V rows in layout L.
+// One warp's share of a tile's math. kb / vb: the tile's 64 K / V rows, swizzled.
 //
 // The warp's query rows as m16n8k16 A fragments, one per 16-wide k step: a[0] = row g, k 2q..2q+1;
 // a[1] = row g + 8; a[2], a[3] the same rows at k + 8 (g = lane / 4, q = lane % 4).
 template <int HEAD_DIM>
 using QFragments = uint32_t[HEAD_DIM / 16][4];
 
-// From a staged buffer (rows 0-15 of layout L).
-template <typename L, int HEAD_DIM>
+// From a staged buffer (rows 0-15, swizzled).
+template <int HEAD_DIM>
 __device__ __forceinline__ void q_fragment(const void* q_rows, int ks, uint32_t (&a)[4]) {
   const int lane = threadIdx.x % 32;
-  ldmatrix_x4(a, static_cast<const uint16_t*>(q_rows) + L::at(lane % 16, 2 * ks + lane / 16));
+  ldmatrix_x4(a, static_cast<const uint16_t*>(q_rows) + swizzled<HEAD_DIM>(lane % 16, 2 * ks + lane / 16));
 }
 
 // score[n][e] = q . k for positions n * 8 + 2 * quad + (e & 1), row g (e < 2) or g + 8. QA(ks, a)
 // yields the A fragment of k step ks.
-template <typename T, int HEAD_DIM, typename L, typename QA>
+template <typename T, int HEAD_DIM, typename QA>
 __device__ __forceinline__ void tile_scores(QA&& q_a, const T* kb, float (&score)[8][4]) {
   const int lane = threadIdx.x % 32;
 #pragma unroll
@@ -263,7 +247,7 @@ __device__ __forceinline__ void tile_scores(QA&& q_a, const T* kb, float (&score
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       uint32_t kf[4];
-      ldmatrix_x4(kf, kb + L::at(16 * j + (lane / 16) * 8 + lane % 8, 2 * ks + (lane / 8) % 2));
+      ldmatrix_x4(kf, kb + swizzled<HEAD_DIM>(16 * j + (lane / 16) * 8 + lane % 8, 2 * ks + (lane / 8) % 2));
       mma<T>(score[2 * j], a, kf[0], kf[1]);
       mma<T>(score[2 * j + 1], a, kf[2], kf[3]);
     }
@@ -317,7 +301,7 @@ __device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, cons
 }
 
 // out += P V: P (the weights, rounded to T) is the A operand straight from the score fragment.
-template <typename T, int HEAD_DIM, typename L>
+template <typename T, int HEAD_DIM>
 __device__ __forceinline__ void tile_accumulate(const float (&score)[8][4], const T* vb,
                                                 RowState<HEAD_DIM / 8>& s) {
   const int lane = threadIdx.x % 32;
@@ -329,7 +313,7 @@ __device__ __forceinline__ void tile_accumulate(const float (&score)[8][4], cons
 #pragma unroll
     for (int d = 0; d < HEAD_DIM / 16; ++d) {
       uint32_t vf[4];
-      ldmatrix_x4_trans(vf, vb + L::at(16 * j + ((lane / 8) % 2) * 8 + lane % 8, 2 * d + lane / 16));
+      ldmatrix_x4_trans(vf, vb + swizzled<HEAD_DIM>(16 * j + ((lane / 8) % 2) * 8 + lane % 8, 2 * d + lane / 16));
       mma<T>(s.o[2 * d], a, vf[0], vf[1]);
       mma<T>(s.o[2 * d + 1], a, vf[2], vf[3]);
     }

@@ -31,7 +31,6 @@ struct DecodeSmem {
 
 template <typename T, int HEAD_DIM>
 __global__ void __launch_bounds__(32) flash_decode_kernel(PagedAttentionParams p, FlashLayout f) {
-  using L = SwizzledRows<HEAD_DIM>;
   extern __shared__ uint4 smem[];
   T* units = reinterpret_cast<T*>(smem);
   int32_t(*slot_ring)[kTile] = reinterpret_cast<int32_t(*)[kTile]>(units + kUnits * DecodeSmem<HEAD_DIM>::kUnitElems);
@@ -115,7 +114,7 @@ __global__ void __launch_bounds__(32) flash_decode_kernel(PagedAttentionParams p
     cp_async_wait<2>();  // K of this tile
     __syncwarp();
     float score[8][4];
-    tile_scores<T, HEAD_DIM, L>(
+    tile_scores<T, HEAD_DIM>(
         [&](int ks, uint32_t(&a)[4]) {
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[i] = qf[ks][i];
@@ -128,7 +127,7 @@ __global__ void __launch_bounds__(32) flash_decode_kernel(PagedAttentionParams p
 
     cp_async_wait<2>();  // V of this tile
     __syncwarp();
-    tile_accumulate<T, HEAD_DIM, L>(score, unit(v_unit), s);
+    tile_accumulate<T, HEAD_DIM>(score, unit(v_unit), s);
     put_slots(later_ring, later);  // tile - 1's slots are no longer needed (its V went out a tile ago)
     __syncwarp();  // V's unit is free and the slots are staged: K of tile + 2 goes there
     if (tile + 2 < tile_end) stage_kv_rows<T, HEAD_DIM, 32>(unit(v_unit), p.k_cache, p, kv_head, slot_ring[later_ring]);
