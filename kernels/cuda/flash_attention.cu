@@ -209,7 +209,6 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   }
 }
 
-
 // Split mode's second pass: folds a (query, head)'s splits in split order, with exactly the fused
 // blocks' arithmetic. A 32K context has 256 splits, so the pass must not wait on memory or on the
 // fold's own latency once per split:
@@ -379,14 +378,8 @@ bool flash_attention_supports(const PagedAttentionParams& p) {
 
 bool flash_attention(const PagedAttentionParams& p, cudaStream_t stream) {
   if (!flash_attention_supports(p)) return false;
-  dispatch_storage(p.storage, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    switch (p.head_dim) {
-      case 16: launch<T, 16>(p, stream); break;
-      case 32: launch<T, 32>(p, stream); break;
-      case 64: launch<T, 64>(p, stream); break;
-      default: launch<T, 128>(p, stream); break;
-    }
+  dispatch_head_dim(p, [&](auto tag, auto head_dim) {
+    launch<typename decltype(tag)::type, decltype(head_dim)::value>(p, stream);
   });
   return true;
 }

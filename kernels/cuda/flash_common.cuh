@@ -5,6 +5,7 @@
 // these functions in the same order, so a row's bits do not depend on which kernel ran it
 // (batch invariance across decode and verification forwards).
 #include <mutex>
+#include <type_traits>
 
 #include "kernels/cuda/attention_entry.cuh"
 #include "kernels/cuda/device_info.h"
@@ -57,13 +58,8 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
 
 template <typename T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  using P = typename Pair<T>::type;
-  P v;
-  if constexpr (std::is_same_v<T, __half>)
-    v = __floats2half2_rn(lo, hi);
-  else
-    v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
+  const typename Pair<T>::type v = pack_pair<T>(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
 }
 
 // One split's partial folded into the running result: the single definition both modes use, with
@@ -167,7 +163,8 @@ __device__ __forceinline__ RowInfo row_info(const PagedAttentionParams& p, const
 }
 
 // The KV slot of position pos, or -1 from `longest` on. 32-bit arithmetic: a context and a pool's
-// slot count fit (the backend checks the pool), and a 64-bit division is a long inline sequence.
+// slot count fit (the model runner refuses larger pools), and a 64-bit division is a long inline
+// sequence.
 __device__ __forceinline__ int32_t slot_of(const PagedAttentionParams& p, const int32_t* table, int64_t longest,
                                            int64_t pos) {
   if (pos >= longest) return -1;
@@ -354,6 +351,22 @@ void opt_in_shared_memory(int64_t bytes) {
   if (!(opted_in >> (device % 64) & 1u) &&
       cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)) == cudaSuccess)
     opted_in |= uint64_t{1} << (device % 64);
+}
+
+// fn(tag, HeadDim<D>{}) for p's storage (tag: dispatch_storage's, its ::type the element type) and
+// head_dim (16, 32, 64 or 128): the launchers' one switch.
+template <int D>
+using HeadDim = std::integral_constant<int, D>;
+template <typename Fn>
+void dispatch_head_dim(const PagedAttentionParams& p, Fn&& fn) {
+  dispatch_storage(p.storage, [&](auto tag) {
+    switch (p.head_dim) {
+      case 16: fn(tag, HeadDim<16>{}); break;
+      case 32: fn(tag, HeadDim<32>{}); break;
+      case 64: fn(tag, HeadDim<64>{}); break;
+      default: fn(tag, HeadDim<128>{}); break;
+    }
+  });
 }
 
 // flash_decode.cu: split mode for tiles of at most kDecodeRows (query, head) rows (decode, short

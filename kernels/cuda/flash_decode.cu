@@ -158,14 +158,8 @@ void launch(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t st
 }  // namespace
 
 void flash_decode_split(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t stream) {
-  dispatch_storage(p.storage, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    switch (p.head_dim) {
-      case 16: launch<T, 16>(p, f, stream); break;
-      case 32: launch<T, 32>(p, f, stream); break;
-      case 64: launch<T, 64>(p, f, stream); break;
-      default: launch<T, 128>(p, f, stream); break;
-    }
+  dispatch_head_dim(p, [&](auto tag, auto head_dim) {
+    launch<typename decltype(tag)::type, decltype(head_dim)::value>(p, f, stream);
   });
 }
 

@@ -1,6 +1,6 @@
 // RMSNorm, alone and fused with the residual add that precedes it in every pre-norm block.
-// One block per row; the sum of squares is reduced in fp32 in a fixed order (per row, so
-// independent of the batch).
+// One block per row (a cluster of blocks for the fused add, below); the sum of squares is reduced
+// in fp32 in a fixed order (per row, so independent of the batch).
 #include <cooperative_groups.h>
 
 #include "kernels/cuda/dtype.cuh"
@@ -12,13 +12,15 @@ namespace {
 // Wide blocks: a decode step normalises one row, so the row's loads must all be in flight at once.
 constexpr int kThreads = 512;
 
+// The block's sum of v, in a fixed order (a warp's shuffle tree, then the warps in order).
+template <int THREADS = kThreads>
 __device__ float block_sum(float v) {
-  __shared__ float partial[kThreads / 32];
+  __shared__ float partial[THREADS / 32];
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
   __syncthreads();
   float total = 0.0f;
-  for (int w = 0; w < kThreads / 32; ++w) total += partial[w];
+  for (int w = 0; w < THREADS / 32; ++w) total += partial[w];
   __syncthreads();  // partial is reused by the next call
   return total;
 }
@@ -107,9 +109,9 @@ __global__ void add_rms_norm_kernel(float* __restrict__ residual, const T* __res
 
 // The residual add and RMSNorm of one row spread over a cluster of kClusterBlocks blocks (one per
 // SM): a decode step has one row, and one SM moving the row's residual, delta, weight and output
-// (56 KB at hidden 4096) was most of the single-block kernel's time (3.6 us -> 2.7 us a call
-// on the H100, two calls a layer). Each block adds and squares a contiguous slice; the slices' sums meet in
-// distributed shared memory, read in rank order, so the total is the same bits every time and
+// (56 KB at hidden 4096) was most of the single-block kernel's time (3.6 -> 3.0 us a call on the
+// H100, two calls a layer). Each block adds and squares a contiguous slice; the slices' sums meet
+// in distributed shared memory, read in rank order, so the total is the same bits every time and
 // for every row count; each block then scales its own slice.
 constexpr int kClusterBlocks = 8, kClusterThreads = 128;
 // A thread's elements: steps of 4 consecutive ones (one 16-byte residual load), at most
@@ -142,7 +144,6 @@ __global__ void __launch_bounds__(kClusterThreads)
   namespace cg = cooperative_groups;
   using P = typename Pair<T>::type;
   cg::cluster_group cluster = cg::this_cluster();
-  __shared__ float warp_sums[kClusterThreads / 32];
   __shared__ float slice_sum;
   const int64_t row = blockIdx.x / kClusterBlocks, vecs = dim / (kClusterVec * kClusterBlocks);
   const int64_t slice = static_cast<int64_t>(cluster.block_rank()) * vecs * kClusterVec;  // within the row
@@ -169,14 +170,8 @@ __global__ void __launch_bounds__(kClusterThreads)
 #pragma unroll
     for (int e = 0; e < kClusterVec; ++e) sq = fmaf(v[j][e], v[j][e], sq);
   }
-  for (int offset = 16; offset > 0; offset /= 2) sq += __shfl_xor_sync(0xffffffffu, sq, offset);
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sq;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float total = 0.0f;
-    for (int k = 0; k < kClusterThreads / 32; ++k) total += warp_sums[k];
-    slice_sum = total;
-  }
+  const float slice_total = block_sum<kClusterThreads>(sq);
+  if (threadIdx.x == 0) slice_sum = slice_total;
   cluster.sync();
   float total = 0.0f;
   for (unsigned r = 0; r < kClusterBlocks; ++r) total += *cluster.map_shared_rank(&slice_sum, r);

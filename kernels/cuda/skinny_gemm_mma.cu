@@ -12,6 +12,7 @@
 // and the 8 warps' partials are added in warp order; neither depends on how many rows the call
 // has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
 // a 17-row verification.
+
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/mma.cuh"
@@ -60,9 +61,9 @@ __device__ __forceinline__ uint4 load16_streaming(const T* base, int64_t row, in
 }
 
 template <typename T, int NT, int UNROLL, int BLOCKS_PER_SM>
-__global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM) skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w,
-                                                                 const T* __restrict__ bias, void* y,
-                                                                 ElemType y_type, int rows, int n, int k) {
+__global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
+    skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias, void* y,
+                      ElemType y_type, int rows, int n, int k) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, q = lane % 4;
   const int f0 = blockIdx.x * kFeatures;
