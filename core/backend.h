@@ -104,7 +104,12 @@ class Backend {
   // A weight on the device in compute_dtype: the row blocks (same trailing shape) stacked in
   // order, e.g. q|k|v. The default converts on the host through fp32; a device backend converts
   // where the weight lands.
-  virtual Tensor load_weight(std::span<const RawTensor> row_blocks);
+  // pair_span > 0: the weight's output features are consumed in pairs (r, r + pair_span / 2)
+  // within spans of pair_span rows (gate | up: one span of 2 * intermediate; q | k | v for RoPE:
+  // spans of head_dim), and it is passed only to the op made for it (linear_swiglu,
+  // linear_qkv_rope_write). A backend may then store the rows in its own order (CUDA keeps each
+  // pair in one GEMM tile so the GEMM finishes the pointwise op); the CPU keeps them stacked.
+  virtual Tensor load_weight(std::span<const RawTensor> row_blocks, int64_t pair_span = 0);
   virtual Tensor to_host_f32(const Tensor& t) = 0;
   // Waits for all queued work (timing; a device backend runs ops asynchronously).
   virtual void synchronize() {}
@@ -135,10 +140,21 @@ class Backend {
   virtual void qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
                               const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
                               float attention_scale, const AttentionMetadata& meta);
+  // The attention block's projection and prologue: qkv = x weight^T + bias, then
+  // qkv_rope_write. weight (and bias) loaded with pair_span = head_dim. One kernel on CUDA when
+  // the forward is small; the default runs linear then qkv_rope_write.
+  virtual void linear_qkv_rope_write(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& qkv, Tensor& q,
+                                     Tensor& k, Tensor& v, LayerKV& kv, const std::vector<int32_t>& positions,
+                                     const std::vector<float>& inv_freq, float attention_scale,
+                                     const AttentionMetadata& meta);
   // q [tokens, heads, head_dim] -> out [tokens, heads, head_dim].
   virtual void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                          int64_t block_size, Tensor& out) = 0;
   virtual void silu_mul(const Tensor& gate_up, Tensor& out) = 0;
+  // The MLP's first half: act [rows, intermediate] = silu(x gate^T) * (x up^T), gate_up = gate | up
+  // loaded with pair_span = 2 * intermediate; gate_up_out [rows, 2 * intermediate] is scratch the
+  // op may use. The default runs linear then silu_mul.
+  virtual void linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act);
   virtual void add_inplace(Tensor& x, const Tensor& y) = 0;
   // residual += delta; out = rms_norm(residual): the step between two pre-norm blocks, one pass
   // on a device. residual is fp32 (the residual stream); delta and out the compute dtype.

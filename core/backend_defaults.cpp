@@ -15,7 +15,7 @@ void Backend::convert(const Tensor& src, Tensor& dst) {
   copy(src, dst);
 }
 
-Tensor Backend::load_weight(std::span<const RawTensor> row_blocks) {
+Tensor Backend::load_weight(std::span<const RawTensor> row_blocks, int64_t /*pair_span: kept stacked*/) {
   std::vector<int64_t> shape = row_blocks[0].shape;
   shape[0] = 0;
   for (const RawTensor& part : row_blocks) shape[0] += part.shape[0];
@@ -27,6 +27,19 @@ Tensor Backend::load_weight(std::span<const RawTensor> row_blocks) {
     out += f32.numel();
   }
   return upload(host);
+}
+
+void Backend::linear_qkv_rope_write(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& qkv, Tensor& q,
+                                    Tensor& k, Tensor& v, LayerKV& kv, const std::vector<int32_t>& positions,
+                                    const std::vector<float>& inv_freq, float attention_scale,
+                                    const AttentionMetadata& meta) {
+  linear(x, weight, bias, qkv);
+  qkv_rope_write(qkv, q, k, v, kv, positions, inv_freq, attention_scale, meta);
+}
+
+void Backend::linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) {
+  linear(x, gate_up, Tensor(), gate_up_out);
+  silu_mul(gate_up_out, act);
 }
 
 void Backend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,

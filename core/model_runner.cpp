@@ -53,11 +53,11 @@ ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
 void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, const Tensor& h, LayerScratch& s) {
   const LayerWeights& w = weights_.layers[layer];
   LayerKV& kv = kv_[layer];
-  backend_.linear(h, w.qkv, w.qkv_bias, s.qkv);
-  if (w.q_norm.empty()) {
-    backend_.qkv_rope_write(s.qkv, s.q, s.k, s.v, kv, batch.positions, rope_.inv_freq, rope_.attention_scale,
-                            batch.attention);
+  if (w.q_norm.empty()) {  // the weights were loaded for it (model_weights.cpp)
+    backend_.linear_qkv_rope_write(h, w.qkv, w.qkv_bias, s.qkv, s.q, s.k, s.v, kv, batch.positions, rope_.inv_freq,
+                                   rope_.attention_scale, batch.attention);
   } else {  // Qwen3: per-head RMSNorm before rope
+    backend_.linear(h, w.qkv, w.qkv_bias, s.qkv);
     backend_.split_columns(s.qkv, {&s.q, &s.k, &s.v});
     backend_.rms_norm(s.q, w.q_norm, static_cast<float>(config_.rms_norm_eps), s.q);
     backend_.rms_norm(s.k, w.k_norm, static_cast<float>(config_.rms_norm_eps), s.k);
@@ -91,8 +91,7 @@ const Tensor* ModelRunner::captured_queries(int32_t layer) const {
 
 // h: the normed input -> s.mlp_out.
 void ModelRunner::mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s) {
-  backend_.linear(h, w.gate_up, Tensor(), s.gate_up);
-  backend_.silu_mul(s.gate_up, s.act);
+  backend_.linear_swiglu(h, w.gate_up, s.gate_up, s.act);
   backend_.linear(s.act, w.down, Tensor(), s.mlp_out);
 }
 

@@ -72,9 +72,10 @@ class TensorReader {
   std::set<std::string> used_;
 };
 
-// One weight on the backend: a single tensor, or row blocks stacked (fused q|k|v, gate|up).
-Tensor load(Backend& backend, std::initializer_list<RawTensor> row_blocks) {
-  return backend.load_weight(std::span<const RawTensor>(row_blocks.begin(), row_blocks.size()));
+// One weight on the backend: a single tensor, or row blocks stacked (fused q|k|v, gate|up);
+// pair_span as Backend::load_weight.
+Tensor load(Backend& backend, std::initializer_list<RawTensor> row_blocks, int64_t pair_span = 0) {
+  return backend.load_weight(std::span<const RawTensor>(row_blocks.begin(), row_blocks.size()), pair_span);
 }
 
 LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backend& backend) {
@@ -83,13 +84,17 @@ LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backen
   LayerWeights w;
   w.input_norm = load(backend, {r.read(p + "input_layernorm.weight", {h})});
   w.post_norm = load(backend, {r.read(p + "post_attention_layernorm.weight", {h})});
+  // Without q/k norms the projection feeds linear_qkv_rope_write, whose pairs are a head's (i, i + d / 2).
+  const int64_t qkv_pairs = c.qk_norm ? 0 : d;
   w.qkv = load(backend,
                {r.read(p + "self_attn.q_proj.weight", {q_out, h}), r.read(p + "self_attn.k_proj.weight", {kv_out, h}),
-                r.read(p + "self_attn.v_proj.weight", {kv_out, h})});
+                r.read(p + "self_attn.v_proj.weight", {kv_out, h})},
+               qkv_pairs);
   if (c.attention_bias)
-    w.qkv_bias =
-        load(backend, {r.read(p + "self_attn.q_proj.bias", {q_out}), r.read(p + "self_attn.k_proj.bias", {kv_out}),
-                       r.read(p + "self_attn.v_proj.bias", {kv_out})});
+    w.qkv_bias = load(backend,
+                      {r.read(p + "self_attn.q_proj.bias", {q_out}), r.read(p + "self_attn.k_proj.bias", {kv_out}),
+                       r.read(p + "self_attn.v_proj.bias", {kv_out})},
+                      qkv_pairs);
   if (c.qk_norm) {
     w.q_norm = load(backend, {r.read(p + "self_attn.q_norm.weight", {d})});
     w.k_norm = load(backend, {r.read(p + "self_attn.k_norm.weight", {d})});
@@ -97,8 +102,10 @@ LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backen
   w.o_proj = load(backend, {r.read(p + "self_attn.o_proj.weight", {h, q_out})});
   if (c.attention_bias && c.arch != Architecture::Qwen2)  // transformers: o_proj bias follows attention_bias
     w.o_bias = load(backend, {r.read(p + "self_attn.o_proj.bias", {h})});
-  w.gate_up = load(backend, {r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
-                             r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})});
+  w.gate_up = load(backend,
+                   {r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
+                    r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})},
+                   2 * c.intermediate_size);  // for linear_swiglu
   w.down = load(backend, {r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size})});
   return w;
 }

@@ -42,6 +42,10 @@ CudaBackend::CudaBackend(DType storage) : storage_(storage) {
   DRIFT_CUDA(cudaMalloc(&attention_workspace_, attention_workspace_bytes_));
   // DRIFT_CUDA_GRAPHS=0 runs every forward eagerly (measuring the graphs' gain, debugging).
   if (const char* env = std::getenv("DRIFT_CUDA_GRAPHS"); env && std::string(env) == "0") graphs_enabled_ = false;
+  // DRIFT_CUDA_PAIRED_WEIGHTS=0 loads every weight stacked, so the fused projections run as the
+  // separate GEMM and pointwise kernels (measuring the fusion's gain).
+  if (const char* env = std::getenv("DRIFT_CUDA_PAIRED_WEIGHTS"); env && std::string(env) == "0")
+    paired_weights_ = false;
   cudaDeviceProp prop{};
   DRIFT_CUDA(cudaGetDeviceProperties(&prop, device_));
   spdlog::info("CUDA backend: {} ({} SMs, {:.1f} GiB), {} storage", prop.name, prop.multiProcessorCount,
@@ -147,7 +151,7 @@ Tensor CudaBackend::upload(const Tensor& host_f32) {
 // Checkpoint tensors go up in their own dtype, straight from the mapped file, and are converted
 // on the device into the storage dtype (a copy when they already are in it): loading needs no
 // fp32 copy of the model in host memory.
-Tensor CudaBackend::load_weight(std::span<const RawTensor> row_blocks) {
+Tensor CudaBackend::load_weight(std::span<const RawTensor> row_blocks, int64_t pair_span) {
   std::vector<int64_t> shape = row_blocks[0].shape;
   shape[0] = 0;
   for (const RawTensor& part : row_blocks) shape[0] += part.shape[0];
@@ -172,6 +176,12 @@ Tensor CudaBackend::load_weight(std::span<const RawTensor> row_blocks) {
       DRIFT_CUDA(cudaFreeAsync(staging, stream_));
     }
     dst += static_cast<size_t>(n) * dtype_size(storage_);
+  }
+  if (pairs_rows(shape[0], pair_span)) {
+    Tensor paired = alloc(shape, storage_);
+    DRIFT_CUDA(cuda::pair_rows(out.data(), paired.data(), shape[0], out.numel() / shape[0] * dtype_size(storage_),
+                               pair_span, stream_));
+    out = paired;
   }
   synchronize();  // the sources are host memory the caller may release
   return out;
@@ -308,14 +318,52 @@ void CudaBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const 
   DRIFT_LAUNCHED("write_kv");
 }
 
+cuda::RopeQkvOutputs CudaBackend::rope_qkv_outputs(Tensor& q, LayerKV& kv, const std::vector<int32_t>& positions,
+                                                   const std::vector<float>& inv_freq, float attention_scale,
+                                                   const AttentionMetadata& meta) {
+  cuda::RopeQkvOutputs out;
+  out.q = q.data();
+  out.k_cache = kv.k.data();
+  out.v_cache = kv.v.data();
+  out.positions = device_ints(positions);
+  out.slots = device_attention(meta).slots;
+  out.inv_freq = device_floats(inv_freq);
+  out.heads = q.dim(1);
+  out.kv_heads = kv.k.dim(1);
+  out.head_dim = q.dim(2);
+  out.attention_scale = attention_scale;
+  return out;
+}
+
 void CudaBackend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& /*k*/, Tensor& /*v*/, LayerKV& kv,
                                  const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
                                  float attention_scale, const AttentionMetadata& meta) {
   expect_dtype(qkv, storage_, "qkv");
-  const cuda_backend::DeviceAttention& d = device_attention(meta);
-  cuda::rope_qkv_to_cache(qkv.data(), q.data(), kv.k.data(), kv.v.data(), device_ints(positions),
-                          d.slots, device_floats(inv_freq), q.dim(0), q.dim(1), kv.k.dim(1), q.dim(2),
-                          attention_scale, storage_type_, stream_);
+  const cuda::RopeQkvOutputs out = rope_qkv_outputs(q, kv, positions, inv_freq, attention_scale, meta);
+  cuda::rope_qkv_to_cache(qkv.data(), false, out, q.dim(0), storage_type_, stream_);
+  DRIFT_LAUNCHED("rope_qkv_to_cache");
+}
+
+// The weight was loaded with pair_span = head_dim: paired when that layout applies, and then one
+// GEMM with the prologue in its epilogue whenever the skinny tensor-core path takes the shape
+// (as linear would), else the GEMM and the prologue reading the paired columns.
+void CudaBackend::linear_qkv_rope_write(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& qkv,
+                                        Tensor& q, Tensor& /*k*/, Tensor& /*v*/, LayerKV& kv,
+                                        const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                                        float attention_scale, const AttentionMetadata& meta) {
+  expect_dtype(x, storage_, "linear input");
+  expect_dtype(weight, storage_, "linear weight");
+  const cuda::RopeQkvOutputs out = rope_qkv_outputs(q, kv, positions, inv_freq, attention_scale, meta);
+  const int64_t k = weight.dim(1), rows = x.numel() / k;
+  const bool paired = pairs_rows(weight.dim(0), out.head_dim);
+  if (paired && cuda::skinny_gemm_mma_rope_qkv(x.data(), weight.data(), bias.empty() ? nullptr : bias.data(), out, rows,
+                                               k, storage_type_, stream_)) {
+    DRIFT_LAUNCHED("skinny_gemm_mma_rope_qkv");
+    return;
+  }
+  linear(x, weight, bias, qkv);
+  expect_dtype(qkv, storage_, "qkv");
+  cuda::rope_qkv_to_cache(qkv.data(), paired, out, rows, storage_type_, stream_);
   DRIFT_LAUNCHED("rope_qkv_to_cache");
 }
 
@@ -359,7 +407,24 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
 }
 
 void CudaBackend::silu_mul(const Tensor& gate_up, Tensor& out) {
-  cuda::silu_mul(gate_up.data(), out.data(), gate_up.dim(0), out.dim(1), storage_type_, stream_);
+  cuda::silu_mul(gate_up.data(), false, out.data(), gate_up.dim(0), out.dim(1), storage_type_, stream_);
+  DRIFT_LAUNCHED("silu_mul");
+}
+
+// As linear_qkv_rope_write: gate_up was loaded with pair_span = 2 * intermediate.
+void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) {
+  expect_dtype(x, storage_, "linear input");
+  expect_dtype(gate_up, storage_, "linear weight");
+  expect_dtype(act, storage_, "swiglu output");
+  const int64_t k = gate_up.dim(1), inter = act.dim(1), rows = x.numel() / k;
+  const bool paired = pairs_rows(gate_up.dim(0), gate_up.dim(0));
+  if (paired &&
+      cuda::skinny_gemm_mma_swiglu(x.data(), gate_up.data(), act.data(), rows, inter, k, storage_type_, stream_)) {
+    DRIFT_LAUNCHED("skinny_gemm_mma_swiglu");
+    return;
+  }
+  linear(x, gate_up, Tensor(), gate_up_out);
+  cuda::silu_mul(gate_up_out.data(), paired, act.data(), rows, inter, storage_type_, stream_);
   DRIFT_LAUNCHED("silu_mul");
 }
 

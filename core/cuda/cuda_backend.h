@@ -43,7 +43,8 @@ class CudaBackend final : public Backend {
   void set_forward_graphs(bool enabled) override { graphs_enabled_ = enabled; }
   bool records_forwards() const override { return graphs_enabled_; }
   Tensor upload(const Tensor& host_f32) override;
-  Tensor load_weight(std::span<const RawTensor> row_blocks) override;
+  // pair_span: kept in the paired-rows layout (kernels/cuda/ops.h: pair_rows) when it applies.
+  Tensor load_weight(std::span<const RawTensor> row_blocks, int64_t pair_span = 0) override;
   Tensor to_host_f32(const Tensor& t) override;
 
   void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) override;
@@ -55,9 +56,14 @@ class CudaBackend final : public Backend {
   void qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
                       const std::vector<int32_t>& positions, const std::vector<float>& inv_freq, float attention_scale,
                       const AttentionMetadata& meta) override;
+  void linear_qkv_rope_write(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& qkv, Tensor& q,
+                             Tensor& k, Tensor& v, LayerKV& kv, const std::vector<int32_t>& positions,
+                             const std::vector<float>& inv_freq, float attention_scale,
+                             const AttentionMetadata& meta) override;
   void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale, int64_t block_size,
                  Tensor& out) override;
   void silu_mul(const Tensor& gate_up, Tensor& out) override;
+  void linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) override;
   void add_inplace(Tensor& x, const Tensor& y) override;
   void add_rms_norm(Tensor& residual, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) override;
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
@@ -94,6 +100,9 @@ class CudaBackend final : public Backend {
   std::vector<int32_t> read_ints(const int32_t* device, int64_t count);
   const float* device_floats(const std::vector<float>& host);
   const cuda_backend::DeviceAttention& device_attention(const AttentionMetadata& meta);
+  cuda::RopeQkvOutputs rope_qkv_outputs(Tensor& q, LayerKV& kv, const std::vector<int32_t>& positions,
+                                        const std::vector<float>& inv_freq, float attention_scale,
+                                        const AttentionMetadata& meta);
 
   int device_ = 0;
   DType storage_ = DType::BF16;
@@ -118,6 +127,12 @@ class CudaBackend final : public Backend {
   std::vector<Tensor> replayed_extras_;  // of the graph replayed last
   void clear_graphs();
   bool graphs_enabled_ = true;
+  bool paired_weights_ = true;  // load_weight honours pair_span
+  // Whether a weight of `rows` rows loaded with pair_span `span` is in the paired-rows layout: the
+  // one rule load_weight and the fused ops share.
+  bool pairs_rows(int64_t rows, int64_t span) const {
+    return paired_weights_ && span > 0 && cuda::can_pair_rows(rows, span);
+  }
   bool capturing_ = false;
   std::unordered_map<uint64_t, ForwardGraph> graphs_;
   std::unordered_set<uint64_t> seen_shapes_;  // run once eagerly: the next one is recorded

@@ -2,6 +2,8 @@
 // column splits and row gathers. All are memory-bound one-pass kernels.
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/paired_rows.cuh"
+#include "kernels/cuda/pointwise_math.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -49,14 +51,16 @@ __global__ void convert_kernel(const void* src, ElemType src_type, void* dst, El
 }
 
 template <typename T>
-__global__ void silu_mul_kernel(const T* gate_up, T* out, int64_t rows, int64_t inter) {
+__global__ void silu_mul_kernel(const T* gate_up, bool paired, T* out, int64_t rows, int64_t inter) {
   const int64_t n = rows * inter;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / inter, c = i % inter;
-    const float g = to_float(gate_up[r * 2 * inter + c]);
-    const float u = to_float(gate_up[r * 2 * inter + inter + c]);
-    out[i] = from_float<T>(g / (1.0f + expf(-g)) * u);
+    const T* row = gate_up + r * 2 * inter;
+    // Paired: gate c at paired_row(c), its up 8 rows on; else gate | up.
+    const int64_t gate = paired ? paired_row(static_cast<int>(c), static_cast<int>(2 * inter)) : c;
+    const int64_t up = paired ? gate + 8 : inter + c;
+    out[i] = from_float<T>(silu_times(to_float(row[gate]), to_float(row[up])));
   }
 }
 
@@ -65,7 +69,7 @@ __global__ void silu_mul_pair_kernel(const void* gate, ElemType gate_type, const
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float g = load_as_float(gate, gate_type, i);
-    store_float(out, out_type, i, g / (1.0f + expf(-g)) * load_as_float(up, up_type, i));
+    store_float(out, out_type, i, silu_times(g, load_as_float(up, up_type, i)));
   }
 }
 
@@ -147,12 +151,13 @@ void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, i
   convert_kernel<<<capped_grid(n), kThreads, 0, stream>>>(src, src_type, dst, dst_type, n);
 }
 
-void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, ElemType storage, cudaStream_t stream) {
+void silu_mul(const void* gate_up, bool gate_up_paired, void* out, int64_t rows, int64_t inter, ElemType storage,
+              cudaStream_t stream) {
   if (rows * inter == 0) return;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    silu_mul_kernel<T><<<capped_grid(rows * inter), kThreads, 0, stream>>>(static_cast<const T*>(gate_up),
-                                                                           static_cast<T*>(out), rows, inter);
+    silu_mul_kernel<T><<<capped_grid(rows * inter), kThreads, 0, stream>>>(
+        static_cast<const T*>(gate_up), gate_up_paired, static_cast<T*>(out), rows, inter);
   });
 }
 

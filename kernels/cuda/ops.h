@@ -19,8 +19,11 @@ void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim,
                ElemType storage, cudaStream_t stream);
 // dst = convert(src), n elements.
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream);
-// out[r, :] = silu(gate_up[r, :inter]) * gate_up[r, inter:], both of `storage`.
-void silu_mul(const void* gate_up, void* out, int64_t rows, int64_t inter, ElemType storage, cudaStream_t stream);
+// out[r, :] = silu(gate[r, :]) * up[r, :], both of `storage`, from gate_up [rows, 2 inter]: gate
+// then up (gate_up_paired false), or the paired-rows layout of span 2 inter (a GEMM's output with
+// the weight pair_rows laid out: gate column c at paired_row(c), up beside it).
+void silu_mul(const void* gate_up, bool gate_up_paired, void* out, int64_t rows, int64_t inter, ElemType storage,
+              cudaStream_t stream);
 // out = silu(gate) * up elementwise, n elements of any activation type (out may be gate or up).
 void silu_mul_pair(const void* gate, ElemType gate_type, const void* up, ElemType up_type, void* out,
                    ElemType out_type, int64_t n, cudaStream_t stream);
@@ -50,12 +53,37 @@ void add_rms_norm(float* residual, const void* delta, const void* weight, float 
 void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
           float attention_scale, ElemType storage, cudaStream_t stream);
 
-// The attention block's prologue fused (split + rope + write_kv): qkv [tokens, (heads + 2 kv_heads)
-// * head_dim] -> q [tokens, heads, head_dim] rotated; k rotated and v copied into k_cache / v_cache
-// at slots[t] (negative: none). Bit-identical to the separate ops.
-void rope_qkv_to_cache(const void* qkv, void* q, void* k_cache, void* v_cache, const int32_t* positions,
-                       const int64_t* slots, const float* inv_freq, int64_t tokens, int64_t heads, int64_t kv_heads,
-                       int64_t head_dim, float attention_scale, ElemType storage, cudaStream_t stream);
+// Where the attention block's prologue puts q, k and v: q [tokens, heads, head_dim] rotated; k
+// rotated and v copied into k_cache / v_cache ([slots, kv_heads, head_dim]) at slots[t] (negative:
+// a padding token, no KV); positions [tokens] and inv_freq [head_dim / 2] on the device.
+struct RopeQkvOutputs {
+  void* q = nullptr;
+  void* k_cache = nullptr;
+  void* v_cache = nullptr;
+  const int32_t* positions = nullptr;
+  const int64_t* slots = nullptr;
+  const float* inv_freq = nullptr;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  float attention_scale = 1.0f;
+};
+// The prologue fused (split + rope + write_kv) from qkv [tokens, (heads + 2 kv_heads) * head_dim]:
+// q | k | v heads, each natural (paired false) or in the paired-rows layout of span head_dim (the
+// output of a GEMM whose weight pair_rows laid out). Bit-identical to the separate ops.
+void rope_qkv_to_cache(const void* qkv, bool paired, const RopeQkvOutputs& out, int64_t tokens, ElemType storage,
+                       cudaStream_t stream);
+
+// --- the paired-rows weight layout (paired_rows.cu, paired_rows.cuh) ---
+// A projection whose output features are consumed in pairs (r, r + span / 2) within spans of
+// `span` rows (gate and up: one span of 2 * intermediate rows; q/k/v heads for RoPE: spans of
+// head_dim) can store its rows so that each pair lands in the same 16-row tile of the skinny
+// tensor-core GEMM, 8 rows apart. Then that GEMM's epilogue holds both features of a pair and
+// finishes the pointwise op itself (skinny_gemm_mma_swiglu, skinny_gemm_mma_rope_qkv), saving a
+// kernel per layer. Possible when span % 16 == 0 and the rows are whole spans.
+inline bool can_pair_rows(int64_t rows, int64_t span) { return span > 0 && span % 16 == 0 && rows % span == 0; }
+// paired = stacked [rows, row_bytes] with rows moved into the layout (device to device; both on
+// `stream`; they must not overlap). Requires can_pair_rows. Returns the copies' first error.
+cudaError_t pair_rows(const void* stacked, void* paired, int64_t rows, int64_t row_bytes, int64_t span,
+                      cudaStream_t stream);
 
 // --- paged KV (kv_cache.cu) ---
 // k_cache[slots[t]] = k[t], v_cache likewise; row = num_kv_heads * head_dim 16-bit elements. A
@@ -126,6 +154,16 @@ bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, El
                      int64_t n, int64_t k, ElemType storage, cudaStream_t stream);
 bool skinny_gemm(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
                  int64_t k, ElemType storage, cudaStream_t stream);
+// skinny_gemm_mma with a pointwise epilogue, for weights in the paired-rows layout; bit-identical
+// to skinny_gemm_mma into a storage-typed output followed by the pointwise kernel. Same
+// conditions (false: nothing launched).
+// act [rows, inter] = silu(x gate^T) * (x up^T), w_paired = gate | up paired with span 2 * inter.
+bool skinny_gemm_mma_swiglu(const void* x, const void* w_paired, void* act, int64_t rows, int64_t inter, int64_t k,
+                            ElemType storage, cudaStream_t stream);
+// The attention prologue from h [rows, k]: x (q | k | v weights paired with span head_dim)^T +
+// bias (same layout, or null), rotated and written as rope_qkv_to_cache does.
+bool skinny_gemm_mma_rope_qkv(const void* x, const void* w_paired, const void* bias, const RopeQkvOutputs& out,
+                              int64_t rows, int64_t k, ElemType storage, cudaStream_t stream);
 
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].

@@ -1,8 +1,9 @@
 // Rotary position embedding (rotate-half layout), angles in fp32 as transformers computes them:
 // position * inv_freq, then cos/sin with full range reduction (positions reach 32K and beyond).
 #include "kernels/cuda/dtype.cuh"
-
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/paired_rows.cuh"
+#include "kernels/cuda/pointwise_math.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -14,15 +15,12 @@ __global__ void rope_kernel(T* x, const int32_t* positions, const float* inv_fre
   const int64_t half = head_dim / 2;
   const float pos = static_cast<float>(positions[t]);
   for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
-    float s, c;
-    sincosf(pos * inv_freq[i], &s, &c);
-    c *= attention_scale;
-    s *= attention_scale;
+    const RopeAngle r = rope_angle(pos, inv_freq[i], attention_scale);
     for (int64_t h = 0; h < heads; ++h) {
       T* v = x + (t * heads + h) * head_dim;
       const float a = to_float(v[i]), b = to_float(v[i + half]);
-      v[i] = from_float<T>(a * c - b * s);
-      v[i + half] = from_float<T>(b * c + a * s);
+      v[i] = from_float<T>(rope_low(a, b, r));
+      v[i + half] = from_float<T>(rope_high(a, b, r));
     }
   }
 }
@@ -30,46 +28,42 @@ __global__ void rope_kernel(T* x, const int32_t* positions, const float* inv_fre
 // The attention prologue in one pass: block (token, head) rotates a q head into q, rotates a k
 // head into its KV slot, or copies a v head there. The rotation is rope_kernel's, operation for
 // operation. One block per head keeps every load independent (a decode step has one token).
+// `paired`: qkv's heads are in the paired-rows layout (paired_rows.cuh, span head_dim).
 template <typename T>
-__global__ void rope_qkv_kernel(const T* qkv, T* q, T* k_cache, T* v_cache, const int32_t* positions,
-                                const int64_t* slots, const float* inv_freq, int64_t heads, int64_t kv_heads,
-                                int64_t head_dim, float attention_scale) {
-  const int64_t t = blockIdx.x, h = blockIdx.y;
-  const int64_t half = head_dim / 2, kv_row = kv_heads * head_dim;
-  const T* src = qkv + (t * (heads + 2 * kv_heads) + h) * head_dim;
-  const int64_t slot = slots[t];
+__global__ void rope_qkv_kernel(const T* qkv, bool paired, RopeQkvOutputs out) {
+  const int64_t t = blockIdx.x, h = blockIdx.y, head_dim = out.head_dim, heads = out.heads;
+  const int64_t half = head_dim / 2, kv_row = out.kv_heads * head_dim;
+  const T* src = qkv + (t * (heads + 2 * out.kv_heads) + h) * head_dim;
+  auto at = [&](int64_t i) { return src[paired ? paired_row(static_cast<int>(i), static_cast<int>(head_dim)) : i]; };
+  const int64_t slot = out.slots[t];
   if (h >= heads && slot < 0) return;  // a padding token: no KV
-  if (h >= heads + kv_heads) {         // a v head: copied
-    T* dst = v_cache + slot * kv_row + (h - heads - kv_heads) * head_dim;
-    for (int64_t j = threadIdx.x; j < head_dim; j += blockDim.x) dst[j] = src[j];
+  if (h >= heads + out.kv_heads) {     // a v head: copied
+    T* dst = static_cast<T*>(out.v_cache) + slot * kv_row + (h - heads - out.kv_heads) * head_dim;
+    for (int64_t j = threadIdx.x; j < head_dim; j += blockDim.x) dst[j] = at(j);
     return;
   }
-  T* dst = h < heads ? q + (t * heads + h) * head_dim : k_cache + slot * kv_row + (h - heads) * head_dim;
-  const float pos = static_cast<float>(positions[t]);
+  T* dst = h < heads ? static_cast<T*>(out.q) + (t * heads + h) * head_dim
+                     : static_cast<T*>(out.k_cache) + slot * kv_row + (h - heads) * head_dim;
+  const float pos = static_cast<float>(out.positions[t]);
   for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
-    float s, c;
-    sincosf(pos * inv_freq[i], &s, &c);
-    c *= attention_scale;
-    s *= attention_scale;
-    const float a = to_float(src[i]), b = to_float(src[i + half]);
-    dst[i] = from_float<T>(a * c - b * s);
-    dst[i + half] = from_float<T>(b * c + a * s);
+    const RopeAngle r = rope_angle(pos, out.inv_freq[i], out.attention_scale);
+    const float a = to_float(at(i)), b = to_float(at(i + half));
+    dst[i] = from_float<T>(rope_low(a, b, r));
+    dst[i + half] = from_float<T>(rope_high(a, b, r));
   }
 }
 
 }  // namespace
 
-void rope_qkv_to_cache(const void* qkv, void* q, void* k_cache, void* v_cache, const int32_t* positions,
-                       const int64_t* slots, const float* inv_freq, int64_t tokens, int64_t heads, int64_t kv_heads,
-                       int64_t head_dim, float attention_scale, ElemType storage, cudaStream_t stream) {
+void rope_qkv_to_cache(const void* qkv, bool paired, const RopeQkvOutputs& out, int64_t tokens, ElemType storage,
+                       cudaStream_t stream) {
   if (tokens == 0) return;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(heads + 2 * kv_heads));
-    const int threads = head_dim / 2 < 32 ? 32 : static_cast<int>(head_dim / 2 > 128 ? 128 : head_dim / 2);
-    rope_qkv_kernel<T><<<grid, threads, 0, stream>>>(
-        static_cast<const T*>(qkv), static_cast<T*>(q), static_cast<T*>(k_cache), static_cast<T*>(v_cache), positions,
-        slots, inv_freq, heads, kv_heads, head_dim, attention_scale);
+    const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(out.heads + 2 * out.kv_heads));
+    const int64_t half = out.head_dim / 2;
+    const int threads = half < 32 ? 32 : static_cast<int>(half > 128 ? 128 : half);
+    rope_qkv_kernel<T><<<grid, threads, 0, stream>>>(static_cast<const T*>(qkv), paired, out);
   });
 }
 

@@ -12,11 +12,20 @@
 // and the 8 warps' partials are added in warp order; neither depends on how many rows the call
 // has or where the row sits in its n-tile, so a row gets the same bits in a 1-row decode and in
 // a 17-row verification.
+//
+// Epilogues: a block's finished sums go to an epilogue functor. StoreOutput stores y (+ bias).
+// With a weight in the paired-rows layout (paired_rows.cuh), lane output c0/c1 (feature g) and
+// c2/c3 (feature g + 8) are the two halves of a pair, so the lane that sums one sums both and a
+// pointwise op follows in registers: SwiGLU (gate, up), or RoPE and the KV write (x[i],
+// x[i + head_dim / 2]). Each rounds its sums to storage first, as the stored GEMM output would be,
+// so it gives the bits of the GEMM followed by the standalone kernel.
 
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/paired_rows.cuh"
+#include "kernels/cuda/pointwise_math.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -60,10 +69,73 @@ __device__ __forceinline__ uint4 load16_streaming(const T* base, int64_t row, in
   return v;
 }
 
-template <typename T, int NT, int UNROLL, int BLOCKS_PER_SM>
+// y [rows, n] (of y_type) = the sums + bias (or none).
+template <typename T>
+struct StoreOutput {
+  static constexpr bool kPairs = false;
+  const T* bias;
+  void* y;
+  ElemType y_type;
+  int n;
+  __device__ void operator()(int row, int feature, float sum) const {
+    if (bias) sum += to_float(bias[feature]);
+    store_float(y, y_type, static_cast<int64_t>(row) * n + feature, sum);
+  }
+};
+
+// act [rows, inter] = silu(gate) * up; feature is the gate's physical row, its up 8 rows on.
+template <typename T>
+struct SwiGluOutput {
+  static constexpr bool kPairs = true;
+  T* act;
+  int inter;
+  __device__ void operator()(int row, int feature, float gate, float up) const {
+    const float g = to_float(from_float<T>(gate)), u = to_float(from_float<T>(up));
+    act[static_cast<int64_t>(row) * inter + paired_low_row(feature)] = from_float<T>(silu_times(g, u));
+  }
+};
+
+// The attention prologue (rope_qkv_to_cache's): feature's head is a q, k or v head; its pair is
+// (i, i + head_dim / 2) of that head. (Fetching the bias, position and slot and computing the
+// angle before the block streams its weights measured the same: the epilogue is not the tail.)
+template <typename T>
+struct RopeQkvOutput {
+  static constexpr bool kPairs = true;
+  const T* bias;
+  RopeQkvOutputs out;
+  __device__ void operator()(int row, int feature, float lo, float hi) const {
+    const int head_dim = static_cast<int>(out.head_dim), heads = static_cast<int>(out.heads);
+    const int kv_heads = static_cast<int>(out.kv_heads), head = feature / head_dim;
+    const int i = paired_low_row(feature % head_dim), half = head_dim / 2;
+    if (bias) {  // not + 0 without one: -0 + 0 is +0, and the separate ops keep -0
+      lo += to_float(bias[feature]);
+      hi += to_float(bias[feature + 8]);
+    }
+    T* dst;
+    if (head < heads) {
+      dst = static_cast<T*>(out.q) + (static_cast<int64_t>(row) * heads + head) * head_dim;
+    } else {
+      const int64_t slot = out.slots[row];
+      if (slot < 0) return;  // a padding token: no KV
+      const int64_t at = slot * kv_heads * head_dim;
+      if (head >= heads + kv_heads) {  // a v head: stored as it is
+        T* v = static_cast<T*>(out.v_cache) + at + static_cast<int64_t>(head - heads - kv_heads) * head_dim;
+        v[i] = from_float<T>(lo);
+        v[i + half] = from_float<T>(hi);
+        return;
+      }
+      dst = static_cast<T*>(out.k_cache) + at + static_cast<int64_t>(head - heads) * head_dim;
+    }
+    const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
+    const RopeAngle r = rope_angle(static_cast<float>(out.positions[row]), out.inv_freq[i], out.attention_scale);
+    dst[i] = from_float<T>(rope_low(a, b, r));
+    dst[i + half] = from_float<T>(rope_high(a, b, r));
+  }
+};
+
+template <typename T, int NT, int UNROLL, int BLOCKS_PER_SM, typename Epilogue>
 __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
-    skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias, void* y,
-                      ElemType y_type, int rows, int n, int k) {
+    skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w, int rows, int n, int k, Epilogue epilogue) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, q = lane % 4;
   const int f0 = blockIdx.x * kFeatures;
@@ -126,46 +198,87 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
 #pragma unroll
     for (int i = 0; i < 4; ++i) partial[warp][t][i][lane] = acc[t][i];
   __syncthreads();
-  for (int idx = threadIdx.x; idx < NT * 4 * 32; idx += kWarps * 32) {
-    const int t = idx / 128, i = (idx / 32) % 4, l = idx % 32;
-    float sum = 0.0f;
-    for (int v = 0; v < kWarps; ++v) sum += partial[v][t][i][l];
-    // c0, c1: feature g, rows 2q, 2q + 1; c2, c3: feature g + 8.
-    const int feature = f0 + l / 4 + (i >= 2 ? 8 : 0);
-    const int row = t * 8 + 2 * (l % 4) + (i % 2);
-    if (feature >= n || row >= rows) continue;
-    if (bias) sum += to_float(bias[feature]);
-    store_float(y, y_type, static_cast<int64_t>(row) * n + feature, sum);
+  if constexpr (Epilogue::kPairs) {
+    for (int idx = threadIdx.x; idx < NT * 2 * 32; idx += kWarps * 32) {
+      const int t = idx / 64, i = (idx / 32) % 2, l = idx % 32;
+      float lo = 0.0f, hi = 0.0f;
+      for (int v = 0; v < kWarps; ++v) {
+        lo += partial[v][t][i][l];
+        hi += partial[v][t][i + 2][l];
+      }
+      const int feature = f0 + l / 4, row = t * 8 + 2 * (l % 4) + i;  // hi: feature + 8
+      if (feature < n && row < rows) epilogue(row, feature, lo, hi);
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < NT * 4 * 32; idx += kWarps * 32) {
+      const int t = idx / 128, i = (idx / 32) % 4, l = idx % 32;
+      float sum = 0.0f;
+      for (int v = 0; v < kWarps; ++v) sum += partial[v][t][i][l];
+      // c0, c1: feature g, rows 2q, 2q + 1; c2, c3: feature g + 8.
+      const int feature = f0 + l / 4 + (i >= 2 ? 8 : 0);
+      const int row = t * 8 + 2 * (l % 4) + (i % 2);
+      if (feature < n && row < rows) epilogue(row, feature, sum);
+    }
   }
 }
 
-template <int NT>
-void launch(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows, int64_t n,
-            int64_t k, ElemType storage, cudaStream_t stream) {
+// make(StorageTag<T>) gives the epilogue for storage type T.
+template <int NT, typename MakeEpilogue>
+void launch(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, ElemType storage, cudaStream_t stream,
+            MakeEpilogue make) {
   const unsigned blocks = grid_for(n, kFeatures);
   const int64_t sms = multiprocessors();
   const bool wide = blocks > kBlocksPerSm * sms && blocks <= kWideBlocksPerSm * sms;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto kernel = skinny_mma_kernel<T, NT, kUnroll<NT>, kBlocksPerSm>;
+    using Epilogue = decltype(make(tag));
+    auto kernel = skinny_mma_kernel<T, NT, kUnroll<NT>, kBlocksPerSm, Epilogue>;
     if constexpr (NT == 1)  // more rows' x fragments leave no registers for a third block
-      if (wide) kernel = skinny_mma_kernel<T, NT, kWideUnroll, kWideBlocksPerSm>;
+      if (wide) kernel = skinny_mma_kernel<T, NT, kWideUnroll, kWideBlocksPerSm, Epilogue>;
     kernel<<<blocks, kWarps * 32, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w),
-                                               static_cast<const T*>(bias), y, y_type, static_cast<int>(rows),
-                                               static_cast<int>(n), static_cast<int>(k));
+                                               static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
+                                               make(tag));
   });
+}
+
+template <typename MakeEpilogue>
+bool run(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, ElemType storage, cudaStream_t stream,
+         MakeEpilogue make) {
+  if (k % 8 != 0 || rows < 1 || rows > kSkinnyMaxRows) return false;
+  if (rows <= 8) launch<1>(x, w, rows, n, k, storage, stream, make);
+  else if (rows <= 16) launch<2>(x, w, rows, n, k, storage, stream, make);
+  else if (rows <= 24) launch<3>(x, w, rows, n, k, storage, stream, make);  // a 16-node tree's forward
+  else launch<4>(x, w, rows, n, k, storage, stream, make);
+  return true;
 }
 
 }  // namespace
 
 bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows,
                      int64_t n, int64_t k, ElemType storage, cudaStream_t stream) {
-  if (k % 8 != 0 || rows < 1 || rows > kSkinnyMaxRows) return false;
-  if (rows <= 8) launch<1>(x, w, bias, y, y_type, rows, n, k, storage, stream);
-  else if (rows <= 16) launch<2>(x, w, bias, y, y_type, rows, n, k, storage, stream);
-  else if (rows <= 24) launch<3>(x, w, bias, y, y_type, rows, n, k, storage, stream);  // a 16-node tree's forward
-  else launch<4>(x, w, bias, y, y_type, rows, n, k, storage, stream);
-  return true;
+  return run(x, w, rows, n, k, storage, stream, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return StoreOutput<T>{static_cast<const T*>(bias), y, y_type, static_cast<int>(n)};
+  });
+}
+
+bool skinny_gemm_mma_swiglu(const void* x, const void* w_paired, void* act, int64_t rows, int64_t inter, int64_t k,
+                            ElemType storage, cudaStream_t stream) {
+  if (!can_pair_rows(2 * inter, 2 * inter)) return false;
+  return run(x, w_paired, rows, 2 * inter, k, storage, stream, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return SwiGluOutput<T>{static_cast<T*>(act), static_cast<int>(inter)};
+  });
+}
+
+bool skinny_gemm_mma_rope_qkv(const void* x, const void* w_paired, const void* bias, const RopeQkvOutputs& out,
+                              int64_t rows, int64_t k, ElemType storage, cudaStream_t stream) {
+  const int64_t n = (out.heads + 2 * out.kv_heads) * out.head_dim;
+  if (!can_pair_rows(n, out.head_dim)) return false;
+  return run(x, w_paired, rows, n, k, storage, stream, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return RopeQkvOutput<T>{static_cast<const T*>(bias), out};
+  });
 }
 
 }  // namespace drift::cuda

@@ -525,6 +525,102 @@ TEST_P(CudaOpsTest, FusedRopeKvWriteEqualsTheSeparateOps) {
   }
 }
 
+// Weights loaded for a fused op (pair_span: the CUDA backend moves each pair of output features
+// into one GEMM tile so the GEMM's epilogue finishes the op) give the bits of the same weights
+// loaded stacked through the separate ops, for every row count of the skinny path (decode and
+// verification); more rows (cuBLASLt, then the pointwise kernel reading the paired layout) stay
+// within rounding of them; both match the CPU. Shapes whose spans cannot be paired (not a
+// multiple of 16) keep the stacked layout and take the separate ops.
+TEST_P(CudaOpsTest, PairedWeightsFuseSwigluIntoTheGemmExactly) {
+  const std::vector<int64_t> row_counts = {1, 3, 8, 9, 17, 25, 32, 33, 70};
+  for (int64_t inter : {64, 172, 344, 1376})  // 172: 2 * inter is not a multiple of 16
+    for (int64_t k : {64, 256}) {
+      const Tensor gate = random({inter, k}, 0.1f), up = random({inter, k}, 0.1f);
+      const std::vector<RawTensor> blocks = {{gate.data(), DType::F32, gate.shape()},
+                                             {up.data(), DType::F32, up.shape()}};
+      const Tensor paired = gpu_->load_weight(blocks, 2 * inter), stacked = gpu_->load_weight(blocks);
+      const Tensor w_ref = host(stacked);
+      for (int64_t rows : row_counts) {
+        auto [x, x_ref] = bf16_pair(random({rows, k}));
+        Tensor scratch = gpu_out({rows, 2 * inter}), act = gpu_out({rows, inter}), act0 = gpu_out({rows, inter});
+        gpu_->linear_swiglu(x, paired, scratch, act);
+        gpu_->Backend::linear_swiglu(x, stacked, scratch, act0);
+        Tensor ref_scratch = Tensor::zeros({rows, 2 * inter}), ref = Tensor::zeros({rows, inter});
+        cpu_.linear_swiglu(x_ref, w_ref, ref_scratch, ref);
+        const Tensor ours = host(act), separate = host(act0);
+        if (rows <= 32)
+          EXPECT_TRUE(bit_equal(ours, separate, 0, 0, ours.numel())) << inter << "/" << k << "/" << rows;
+        else
+          EXPECT_LE(rel_error(ours, separate), 2e-3) << inter << "/" << k << "/" << rows;
+        EXPECT_LE(rel_error(ours, ref), 1e-2) << inter << "/" << k << "/" << rows;
+      }
+    }
+}
+
+TEST_P(CudaOpsTest, PairedWeightsFuseRopeAndKvWriteIntoTheGemmExactly) {
+  struct Heads {
+    int64_t q, kv, dim;
+  };
+  const int64_t slots = 128, k = 96;
+  std::mt19937 pick(7);
+  // head_dim 8 cannot be paired (separate ops); 16, 64 and 128 can.
+  for (const Heads& shape : {Heads{4, 2, 8}, Heads{4, 2, 16}, Heads{8, 2, 64}, Heads{4, 4, 128}})
+    for (bool with_bias : {false, true})
+      for (int64_t rows : {1, 5, 9, 17, 32, 40}) {
+        const int64_t nh = shape.q, nkv = shape.kv, d = shape.dim;  // plain locals: lambdas capture them
+        std::vector<float> freqs(d / 2);
+        for (int64_t i = 0; i < d / 2; ++i) freqs[i] = std::pow(500000.0f, -2.0f * i / d);
+        std::vector<int32_t> positions;
+        AttentionMetadata meta;
+        for (int64_t t = 0; t < rows; ++t) {
+          positions.push_back(static_cast<int32_t>(pick() % 40000));
+          meta.slots.push_back(t == 1 ? -1 : t * 3 % slots);  // token 1: padding, no KV
+        }
+        const Tensor wq = random({nh * d, k}, 0.1f), wk = random({nkv * d, k}, 0.1f), wv = random({nkv * d, k}, 0.1f);
+        const Tensor bq = random({nh * d}), bk = random({nkv * d}), bv = random({nkv * d});
+        const std::vector<RawTensor> w_blocks = {{wq.data(), DType::F32, wq.shape()},
+                                                 {wk.data(), DType::F32, wk.shape()},
+                                                 {wv.data(), DType::F32, wv.shape()}};
+        const std::vector<RawTensor> b_blocks = {{bq.data(), DType::F32, bq.shape()},
+                                                 {bk.data(), DType::F32, bk.shape()},
+                                                 {bv.data(), DType::F32, bv.shape()}};
+        auto [x, x_ref] = bf16_pair(random({rows, k}));
+        auto run = [&](Backend& b, const Tensor& input, int64_t pair_span, bool fused) {
+          const Tensor w = pair_span ? gpu_->load_weight(w_blocks, pair_span) : gpu_->load_weight(w_blocks);
+          const Tensor bias = !with_bias  ? Tensor()
+                              : pair_span ? gpu_->load_weight(b_blocks, pair_span)
+                                          : gpu_->load_weight(b_blocks);
+          const bool on_cpu = &b != gpu_.get();
+          const Tensor w_used = on_cpu ? host(w) : w, bias_used = on_cpu && with_bias ? host(bias) : bias;
+          const DType dt = b.compute_dtype();
+          LayerKV kv{b.alloc({slots, nkv, d}, dt), b.alloc({slots, nkv, d}, dt)};
+          Tensor qkv = b.alloc({rows, (nh + 2 * nkv) * d}, dt), q = b.alloc({rows, nh, d}, dt);
+          Tensor kk = b.alloc({rows, nkv, d}, dt), vv = b.alloc({rows, nkv, d}, dt);
+          if (fused)
+            b.linear_qkv_rope_write(input, w_used, bias_used, qkv, q, kk, vv, kv, positions, freqs, 0.9f, meta);
+          else
+            b.Backend::linear_qkv_rope_write(input, w_used, bias_used, qkv, q, kk, vv, kv, positions, freqs, 0.9f,
+                                             meta);
+          return std::tuple<Tensor, Tensor, Tensor>{b.to_host_f32(q), b.to_host_f32(kv.k), b.to_host_f32(kv.v)};
+        };
+        auto [q1, k1, v1] = run(*gpu_, x, d, true);
+        auto [q0, k0, v0] = run(*gpu_, x, 0, false);
+        auto [qc, kc, vc] = run(cpu_, x_ref, 0, false);
+        const std::string what = std::to_string(nh) + "/" + std::to_string(nkv) + "/" + std::to_string(d) + " rows " +
+                                 std::to_string(rows) + " bias " + std::to_string(with_bias);
+        if (rows <= 32) {
+          EXPECT_TRUE(bit_equal(q1, q0, 0, 0, q0.numel())) << what;
+          EXPECT_TRUE(bit_equal(k1, k0, 0, 0, k0.numel())) << what;
+          EXPECT_TRUE(bit_equal(v1, v0, 0, 0, v0.numel())) << what;
+        } else {
+          EXPECT_LE(rel_error(q1, q0) + rel_error(k1, k0) + rel_error(v1, v0), 6e-3) << what;
+        }
+        EXPECT_LE(rel_error(q1, qc), 1e-2) << what;
+        EXPECT_LE(rel_error(k1, kc), 1e-2) << what;
+        EXPECT_LE(rel_error(v1, vc), 1e-2) << what;
+      }
+}
+
 #ifdef DRIFT_WITH_CUDA
 // Device argmax (greedy decoding without the logits crossing the bus) picks what the CPU
 // sampler's greedy path picks: the largest logit, the lowest index among equal ones.
