@@ -33,7 +33,7 @@ bench() {
   [ -f "$dir/model.gguf" ] || PYTHONPATH=$PWD/gguf-py python3 convert_hf_to_gguf.py "$ckpt" --outtype bf16 \
     --outfile "$dir/model.gguf" > "$out/llamacpp-convert.log" 2>&1
   b/bin/llama-bench -m "$dir/model.gguf" -ngl 99 -fa 1 -p 512,8192 -n 128 -r 3 -o md 2>&1 | tee "$out/llamacpp-bench.md"
-  b/bin/llama-bench -m "$dir/model.gguf" -ngl 99 -fa 1 -p 0 -n 128 -d 4096,32768 -r 2 -o md 2>&1 |
+  b/bin/llama-bench -m "$dir/model.gguf" -ngl 99 -fa 1 -p 0 -n 128 -d 512,4096,32768 -r 2 -o md 2>&1 |
     tee -a "$out/llamacpp-bench.md"
   b/bin/llama-batched-bench -m "$dir/model.gguf" -ngl 99 -fa on -c 50000 -npp 512 -ntg 128 -npl 1,8,32,64 2>&1 |
     grep -E "^\|" | tee "$out/llamacpp-batched.md"
