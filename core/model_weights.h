@@ -11,16 +11,19 @@
 
 namespace drift {
 
+// qkv (with its bias) and gate_up are loaded with a pair_span (Backend::load_weight) unless the
+// model has q/k norms (then qkv is stacked): their row order is the backend's, so they go only to
+// linear_qkv_rope_write and linear_swiglu.
 struct LayerWeights {
   Tensor input_norm;   // [hidden]
-  Tensor qkv;          // [(heads + 2 * kv_heads) * head_dim, hidden]
+  Tensor qkv;          // [(heads + 2 * kv_heads) * head_dim, hidden]: q | k | v rows
   Tensor qkv_bias;     // [(heads + 2 * kv_heads) * head_dim] or empty
   Tensor q_norm;       // [head_dim] or empty (Qwen3)
   Tensor k_norm;
   Tensor o_proj;       // [hidden, heads * head_dim]
   Tensor o_bias;       // [hidden] or empty (Llama/Mistral/Qwen3 with attention_bias; never Qwen2)
   Tensor post_norm;    // [hidden]
-  Tensor gate_up;      // [2 * intermediate, hidden]
+  Tensor gate_up;      // [2 * intermediate, hidden]: gate | up rows
   Tensor down;         // [hidden, intermediate]
 };
 

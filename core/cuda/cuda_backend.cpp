@@ -181,6 +181,7 @@ Tensor CudaBackend::load_weight(std::span<const RawTensor> row_blocks, int64_t p
     Tensor paired = alloc(shape, storage_);
     DRIFT_CUDA(cuda::pair_rows(out.data(), paired.data(), shape[0], out.numel() / shape[0] * dtype_size(storage_),
                                pair_span, stream_));
+    synchronize();  // the stacked copy is the source of the queued copies: released only once they ran
     out = paired;
   }
   synchronize();  // the sources are host memory the caller may release
@@ -353,6 +354,7 @@ void CudaBackend::linear_qkv_rope_write(const Tensor& x, const Tensor& weight, c
                                         float attention_scale, const AttentionMetadata& meta) {
   expect_dtype(x, storage_, "linear input");
   expect_dtype(weight, storage_, "linear weight");
+  expect_dtype(qkv, storage_, "qkv");
   const cuda::RopeQkvOutputs out = rope_qkv_outputs(q, kv, positions, inv_freq, attention_scale, meta);
   const int64_t k = weight.dim(1), rows = x.numel() / k;
   const bool paired = pairs_rows(weight.dim(0), out.head_dim);
@@ -362,7 +364,6 @@ void CudaBackend::linear_qkv_rope_write(const Tensor& x, const Tensor& weight, c
     return;
   }
   linear(x, weight, bias, qkv);
-  expect_dtype(qkv, storage_, "qkv");
   cuda::rope_qkv_to_cache(qkv.data(), paired, out, rows, storage_type_, stream_);
   DRIFT_LAUNCHED("rope_qkv_to_cache");
 }
@@ -416,6 +417,7 @@ void CudaBackend::linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& 
   expect_dtype(x, storage_, "linear input");
   expect_dtype(gate_up, storage_, "linear weight");
   expect_dtype(act, storage_, "swiglu output");
+  expect_dtype(gate_up_out, storage_, "gate/up output");
   const int64_t k = gate_up.dim(1), inter = act.dim(1), rows = x.numel() / k;
   const bool paired = pairs_rows(gate_up.dim(0), gate_up.dim(0));
   if (paired &&

@@ -100,6 +100,11 @@ class CudaBackend final : public Backend {
   std::vector<int32_t> read_ints(const int32_t* device, int64_t count);
   const float* device_floats(const std::vector<float>& host);
   const cuda_backend::DeviceAttention& device_attention(const AttentionMetadata& meta);
+  // Whether a weight of `rows` rows loaded with pair_span `span` is in the paired-rows layout: the
+  // one rule load_weight and the fused ops share (the weight itself does not record it).
+  bool pairs_rows(int64_t rows, int64_t span) const {
+    return paired_weights_ && span > 0 && cuda::can_pair_rows(rows, span);
+  }
   cuda::RopeQkvOutputs rope_qkv_outputs(Tensor& q, LayerKV& kv, const std::vector<int32_t>& positions,
                                         const std::vector<float>& inv_freq, float attention_scale,
                                         const AttentionMetadata& meta);
@@ -128,11 +133,6 @@ class CudaBackend final : public Backend {
   void clear_graphs();
   bool graphs_enabled_ = true;
   bool paired_weights_ = true;  // load_weight honours pair_span
-  // Whether a weight of `rows` rows loaded with pair_span `span` is in the paired-rows layout: the
-  // one rule load_weight and the fused ops share.
-  bool pairs_rows(int64_t rows, int64_t span) const {
-    return paired_weights_ && span > 0 && cuda::can_pair_rows(rows, span);
-  }
   bool capturing_ = false;
   std::unordered_map<uint64_t, ForwardGraph> graphs_;
   std::unordered_set<uint64_t> seen_shapes_;  // run once eagerly: the next one is recorded

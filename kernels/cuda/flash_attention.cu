@@ -334,10 +334,11 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
   f.row_blocks = static_cast<int32_t>((tile_queries * f.group + kRows - 1) / kRows);
   f.max_splits = (p.max_kv_len + kFlashSplit - 1) / kFlashSplit;
   // Split mode when the fused grid would leave the GPU idle and the partials fit; the bits are
-  // the same either way. Over a short context (kShortSplits at most) a fused block's walk is
-  // short, and 1.5 blocks an SM already beat splitting plus the merge (decode at 512, H100: B64
-  // 9.16 -> 8.85 ms, B32 7.47 -> 7.42; B8, 64 blocks, stays split: 5.95 against 6.29 fused).
-  constexpr int64_t kShortSplits = 8;
+  // the same either way. Over a short context (kShortSplits at most: 512 positions, where it was
+  // measured) a fused block's walk is short, and 1.5 blocks an SM already beat splitting plus the
+  // merge (decode at 512, H100: B64 9.16 -> 8.85 ms, B32 7.47 -> 7.42, within noise; B8, 64
+  // blocks, stays split: 5.95 against 6.29 fused).
+  constexpr int64_t kShortSplits = 4;
   const int64_t fused_blocks = p.num_tiles * p.num_kv_heads * f.row_blocks;
   const int64_t partial_bytes = p.tokens * p.num_heads * f.max_splits * (HEAD_DIM + 2) * int64_t{4};
   const bool enough_blocks = fused_blocks >= 4 * multiprocessors() ||

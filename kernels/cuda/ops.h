@@ -21,7 +21,7 @@ void embedding(const void* table, const int32_t* ids, int64_t rows, int64_t dim,
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, int64_t n, cudaStream_t stream);
 // out[r, :] = silu(gate[r, :]) * up[r, :], both of `storage`, from gate_up [rows, 2 inter]: gate
 // then up (gate_up_paired false), or the paired-rows layout of span 2 inter (a GEMM's output with
-// the weight pair_rows laid out: gate column c at paired_row(c), up beside it).
+// the weight pair_rows laid out: gate column c at paired_row(c), its up 8 columns on).
 void silu_mul(const void* gate_up, bool gate_up_paired, void* out, int64_t rows, int64_t inter, ElemType storage,
               cudaStream_t stream);
 // out = silu(gate) * up elementwise, n elements of any activation type (out may be gate or up).
@@ -79,7 +79,9 @@ void rope_qkv_to_cache(const void* qkv, bool paired, const RopeQkvOutputs& out, 
 // tensor-core GEMM, 8 rows apart. Then that GEMM's epilogue holds both features of a pair and
 // finishes the pointwise op itself (skinny_gemm_mma_swiglu, skinny_gemm_mma_rope_qkv), saving a
 // kernel per layer. Possible when span % 16 == 0 and the rows are whole spans.
-inline bool can_pair_rows(int64_t rows, int64_t span) { return span > 0 && span % 16 == 0 && rows % span == 0; }
+inline bool can_pair_rows(int64_t rows, int64_t span) {
+  return rows > 0 && span > 0 && span % 16 == 0 && rows % span == 0;
+}
 // paired = stacked [rows, row_bytes] with rows moved into the layout (device to device; both on
 // `stream`; they must not overlap). Requires can_pair_rows. Returns the copies' first error.
 cudaError_t pair_rows(const void* stacked, void* paired, int64_t rows, int64_t row_bytes, int64_t span,

@@ -6,11 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <optional>
-#include <tuple>
 #include <random>
+#include <tuple>
 
 #include "core/cpu_backend.h"
 #ifdef DRIFT_WITH_CUDA
@@ -530,21 +531,34 @@ TEST_P(CudaOpsTest, FusedRopeKvWriteEqualsTheSeparateOps) {
 // loaded stacked through the separate ops, for every row count of the skinny path (decode and
 // verification); more rows (cuBLASLt, then the pointwise kernel reading the paired layout) stay
 // within rounding of them; both match the CPU. Shapes whose spans cannot be paired (not a
-// multiple of 16) keep the stacked layout and take the separate ops.
+// multiple of 16) keep the stacked layout and take the separate ops; so does k % 8 != 0 (the
+// CUDA-core GEMM, then the SwiGLU kernel reading the paired layout), and so does a backend made
+// with DRIFT_CUDA_PAIRED_WEIGHTS=0 (stacked whatever the pair_span).
 TEST_P(CudaOpsTest, PairedWeightsFuseSwigluIntoTheGemmExactly) {
+  ::setenv("DRIFT_CUDA_PAIRED_WEIGHTS", "0", 1);
+  std::string why;
+  const std::unique_ptr<Backend> unpaired = test::cuda_backend_or_null(why, GetParam());
+  ::unsetenv("DRIFT_CUDA_PAIRED_WEIGHTS");
+  ASSERT_TRUE(unpaired) << why;
   const std::vector<int64_t> row_counts = {1, 3, 8, 9, 17, 25, 32, 33, 70};
   for (int64_t inter : {64, 172, 344, 1376})  // 172: 2 * inter is not a multiple of 16
-    for (int64_t k : {64, 256}) {
+    for (int64_t k : {64, 100, 256}) {
       const Tensor gate = random({inter, k}, 0.1f), up = random({inter, k}, 0.1f);
       const std::vector<RawTensor> blocks = {{gate.data(), DType::F32, gate.shape()},
                                              {up.data(), DType::F32, up.shape()}};
       const Tensor paired = gpu_->load_weight(blocks, 2 * inter), stacked = gpu_->load_weight(blocks);
       const Tensor w_ref = host(stacked);
+      const Tensor unpaired_w = unpaired->load_weight(blocks, 2 * inter);
       for (int64_t rows : row_counts) {
         auto [x, x_ref] = bf16_pair(random({rows, k}));
         Tensor scratch = gpu_out({rows, 2 * inter}), act = gpu_out({rows, inter}), act0 = gpu_out({rows, inter});
         gpu_->linear_swiglu(x, paired, scratch, act);
         gpu_->Backend::linear_swiglu(x, stacked, scratch, act0);
+        Tensor x_u = unpaired->upload(x_ref), scratch_u = unpaired->alloc({rows, 2 * inter}, GetParam());
+        Tensor act_u = unpaired->alloc({rows, inter}, GetParam());
+        unpaired->linear_swiglu(x_u, unpaired_w, scratch_u, act_u);
+        EXPECT_TRUE(bit_equal(unpaired->to_host_f32(act_u), host(act0), 0, 0, rows * inter))
+            << "unpaired " << inter << "/" << k << "/" << rows;
         Tensor ref_scratch = Tensor::zeros({rows, 2 * inter}), ref = Tensor::zeros({rows, inter});
         cpu_.linear_swiglu(x_ref, w_ref, ref_scratch, ref);
         const Tensor ours = host(act), separate = host(act0);
@@ -563,8 +577,9 @@ TEST_P(CudaOpsTest, PairedWeightsFuseRopeAndKvWriteIntoTheGemmExactly) {
   };
   const int64_t slots = 128, k = 96;
   std::mt19937 pick(7);
-  // head_dim 8 cannot be paired (separate ops); 16, 64 and 128 can.
-  for (const Heads& shape : {Heads{4, 2, 8}, Heads{4, 2, 16}, Heads{8, 2, 64}, Heads{4, 4, 128}})
+  // head_dim 8 cannot be paired (separate ops); 16 (whose paired order is the natural one), 32, 64
+  // and 128 can.
+  for (const Heads& shape : {Heads{4, 2, 8}, Heads{4, 2, 16}, Heads{2, 1, 32}, Heads{8, 2, 64}, Heads{4, 4, 128}})
     for (bool with_bias : {false, true})
       for (int64_t rows : {1, 5, 9, 17, 32, 40}) {
         const int64_t nh = shape.q, nkv = shape.kv, d = shape.dim;  // plain locals: lambdas capture them
