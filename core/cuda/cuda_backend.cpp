@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -177,12 +178,11 @@ Tensor CudaBackend::load_weight(std::span<const RawTensor> row_blocks, int64_t p
     }
     dst += static_cast<size_t>(n) * dtype_size(storage_);
   }
+  Tensor stacked;  // the source of pair_rows' queued copies: released only after the wait below
   if (pairs_rows(shape[0], pair_span)) {
-    Tensor paired = alloc(shape, storage_);
-    DRIFT_CUDA(cuda::pair_rows(out.data(), paired.data(), shape[0], out.numel() / shape[0] * dtype_size(storage_),
+    stacked = std::exchange(out, alloc(shape, storage_));
+    DRIFT_CUDA(cuda::pair_rows(stacked.data(), out.data(), shape[0], stacked.numel() / shape[0] * dtype_size(storage_),
                                pair_span, stream_));
-    synchronize();  // the stacked copy is the source of the queued copies: released only once they ran
-    out = paired;
   }
   synchronize();  // the sources are host memory the caller may release
   return out;

@@ -4,6 +4,7 @@
 #include "kernels/cuda/ops.h"
 #include "kernels/cuda/paired_rows.cuh"
 #include "kernels/cuda/pointwise_math.cuh"
+#include "kernels/cuda/qkv_destination.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -31,19 +32,15 @@ __global__ void rope_kernel(T* x, const int32_t* positions, const float* inv_fre
 // `paired`: qkv's heads are in the paired-rows layout (paired_rows.cuh, span head_dim).
 template <typename T>
 __global__ void rope_qkv_kernel(const T* qkv, bool paired, RopeQkvOutputs out) {
-  const int64_t t = blockIdx.x, h = blockIdx.y, head_dim = out.head_dim, heads = out.heads;
-  const int64_t half = head_dim / 2, kv_row = out.kv_heads * head_dim;
-  const T* src = qkv + (t * (heads + 2 * out.kv_heads) + h) * head_dim;
+  const int64_t t = blockIdx.x, h = blockIdx.y, head_dim = out.head_dim, half = head_dim / 2;
+  const T* src = qkv + (t * (out.heads + 2 * out.kv_heads) + h) * head_dim;
   auto at = [&](int64_t i) { return src[paired ? paired_row(static_cast<int>(i), static_cast<int>(head_dim)) : i]; };
-  const int64_t slot = out.slots[t];
-  if (h >= heads && slot < 0) return;  // a padding token: no KV
-  if (h >= heads + out.kv_heads) {     // a v head: copied
-    T* dst = static_cast<T*>(out.v_cache) + slot * kv_row + (h - heads - out.kv_heads) * head_dim;
+  T* dst = qkv_head_row<T>(out, t, h);
+  if (!dst) return;          // a padding token: no KV
+  if (is_v_head(out, h)) {  // a v head: copied
     for (int64_t j = threadIdx.x; j < head_dim; j += blockDim.x) dst[j] = at(j);
     return;
   }
-  T* dst = h < heads ? static_cast<T*>(out.q) + (t * heads + h) * head_dim
-                     : static_cast<T*>(out.k_cache) + slot * kv_row + (h - heads) * head_dim;
   const float pos = static_cast<float>(out.positions[t]);
   for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
     const RopeAngle r = rope_angle(pos, out.inv_freq[i], out.attention_scale);

@@ -26,6 +26,7 @@
 #include "kernels/cuda/ops.h"
 #include "kernels/cuda/paired_rows.cuh"
 #include "kernels/cuda/pointwise_math.cuh"
+#include "kernels/cuda/qkv_destination.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -104,27 +105,18 @@ struct RopeQkvOutput {
   const T* bias;
   RopeQkvOutputs out;
   __device__ void operator()(int row, int feature, float lo, float hi) const {
-    const int head_dim = static_cast<int>(out.head_dim), heads = static_cast<int>(out.heads);
-    const int kv_heads = static_cast<int>(out.kv_heads), head = feature / head_dim;
+    const int head_dim = static_cast<int>(out.head_dim), head = feature / head_dim;
     const int i = paired_low_row(feature % head_dim), half = head_dim / 2;
-    if (bias) {  // not + 0 without one: -0 + 0 is +0, and the separate ops keep -0
+    T* dst = qkv_head_row<T>(out, row, head);
+    if (!dst) return;  // a padding token: no KV
+    if (bias) {        // not + 0 without one: -0 + 0 is +0, and the separate ops keep -0
       lo += to_float(bias[feature]);
       hi += to_float(bias[feature + 8]);
     }
-    T* dst;
-    if (head < heads) {
-      dst = static_cast<T*>(out.q) + (static_cast<int64_t>(row) * heads + head) * head_dim;
-    } else {
-      const int64_t slot = out.slots[row];
-      if (slot < 0) return;  // a padding token: no KV
-      const int64_t at = slot * kv_heads * head_dim;
-      if (head >= heads + kv_heads) {  // a v head: stored as it is
-        T* v = static_cast<T*>(out.v_cache) + at + static_cast<int64_t>(head - heads - kv_heads) * head_dim;
-        v[i] = from_float<T>(lo);
-        v[i + half] = from_float<T>(hi);
-        return;
-      }
-      dst = static_cast<T*>(out.k_cache) + at + static_cast<int64_t>(head - heads) * head_dim;
+    if (is_v_head(out, head)) {  // stored as it is
+      dst[i] = from_float<T>(lo);
+      dst[i + half] = from_float<T>(hi);
+      return;
     }
     const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
     const RopeAngle r = rope_angle(static_cast<float>(out.positions[row]), out.inv_freq[i], out.attention_scale);
