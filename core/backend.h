@@ -66,6 +66,30 @@ struct RawTensor {
   std::vector<int64_t> shape;
 };
 
+// The residual stream between two pre-norm blocks: the next block's input is rms_norm(residual) *
+// weight. A device backend may leave it factored (normed = residual * weight, rounded, plus the
+// sums of squares of each kResidualNormGroup columns of each row, F32 [rows,
+// residual_norm_groups(hidden)]) for the next projection to scale its outputs: no norm kernel.
+constexpr int64_t kResidualNormGroup = 16;
+inline int64_t residual_norm_groups(int64_t hidden) { return (hidden + kResidualNormGroup - 1) / kResidualNormGroup; }
+
+// Where linear_add_residual leaves the next block's input.
+struct NextNorm {
+  const Tensor& weight;  // [hidden]
+  float eps;
+  Tensor& normed;       // [rows, hidden], compute dtype
+  Tensor& square_sums;  // F32 [rows, residual_norm_groups(hidden)], when factored
+};
+
+// A pre-norm block's input: in `normed`, formed (square_sums null) or factored (see above).
+struct NormedRows {
+  const Tensor& residual;  // F32 [rows, hidden]
+  const Tensor& weight;
+  float eps;
+  Tensor& normed;
+  const Tensor* square_sums;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -162,6 +186,20 @@ class Backend {
     add_inplace(residual, delta);
     rms_norm(residual, weight, eps, out);
   }
+  // residual (F32) += x weight^T + bias, each output rounded to the compute dtype before the add
+  // (as add_inplace of a stored linear output); then the next block's input into next: returns
+  // true when it is left factored (next.square_sums written), false when next.normed is formed.
+  // delta [rows, out] is scratch. The default runs linear then add_rms_norm and returns false.
+  virtual bool linear_add_residual(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& delta,
+                                   Tensor& residual, const NextNorm& next);
+  // Forms in.normed when it is factored (the consumer is an op without a NormedRows variant).
+  virtual void form_normed_rows(const NormedRows& in);
+  // linear_qkv_rope_write and linear_swiglu of a pre-norm block's input; the defaults form it first.
+  virtual void normed_linear_qkv_rope_write(const NormedRows& in, const Tensor& weight, const Tensor& bias, Tensor& qkv,
+                                            Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
+                                            const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                                            float attention_scale, const AttentionMetadata& meta);
+  virtual void normed_linear_swiglu(const NormedRows& in, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act);
   // Splits x [rows, sum(widths)] column-wise into outs[i] [rows, widths[i]] (fused q|k|v).
   virtual void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) = 0;
   // The inverse: out [rows, sum(widths)] = parts[i] [rows, widths[i]] side by side (same dtype).

@@ -42,6 +42,30 @@ void Backend::linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate
   silu_mul(gate_up_out, act);
 }
 
+bool Backend::linear_add_residual(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& delta,
+                                  Tensor& residual, const NextNorm& next) {
+  linear(x, weight, bias, delta);
+  add_rms_norm(residual, delta, next.weight, next.eps, next.normed);
+  return false;
+}
+
+void Backend::form_normed_rows(const NormedRows& in) {
+  DRIFT_CHECK(!in.square_sums, "backend {} left no factored norm to form", name());
+}
+
+void Backend::normed_linear_qkv_rope_write(const NormedRows& in, const Tensor& weight, const Tensor& bias, Tensor& qkv,
+                                           Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
+                                           const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
+                                           float attention_scale, const AttentionMetadata& meta) {
+  form_normed_rows(in);
+  linear_qkv_rope_write(in.normed, weight, bias, qkv, q, k, v, kv, positions, inv_freq, attention_scale, meta);
+}
+
+void Backend::normed_linear_swiglu(const NormedRows& in, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) {
+  form_normed_rows(in);
+  linear_swiglu(in.normed, gate_up, gate_up_out, act);
+}
+
 void Backend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v, LayerKV& kv,
                              const std::vector<int32_t>& positions, const std::vector<float>& inv_freq,
                              float attention_scale, const AttentionMetadata& meta) {

@@ -45,19 +45,39 @@ ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
   s.gate_up = scratch({t, 2 * config_.intermediate_size});
   s.act = scratch({t, config_.intermediate_size});
   s.mlp_out = scratch({t, config_.hidden_size});
+  s.h = scratch({t, config_.hidden_size});
+  s.square_sums = scratch({t, residual_norm_groups(config_.hidden_size)}, DType::F32);
   return s;
 }
 
-// h: the normed input [tokens, hidden] -> s.attn_out, the attention output. The KV is written
-// where the forward's metadata says; attention reads the layer's partial views when there are any.
-void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, const Tensor& h, LayerScratch& s) {
+NormedRows ModelRunner::block_input(const Tensor& x, const Tensor& norm_weight, LayerScratch& s) const {
+  return NormedRows{x, norm_weight, static_cast<float>(config_.rms_norm_eps), s.h,
+                    s.factored ? &s.square_sums : nullptr};
+}
+
+void ModelRunner::add_to_residual(const Tensor& in, const Tensor& weight, const Tensor& bias, Tensor& delta, Tensor& x,
+                                  const Tensor& next_norm, LayerScratch& s) {
+  const NextNorm next{next_norm, static_cast<float>(config_.rms_norm_eps), s.h, s.square_sums};
+  s.factored = backend_.linear_add_residual(in, weight, bias, delta, x, next);
+}
+
+const Tensor& ModelRunner::norm_after_attention(int64_t layer) const { return weights_.layers[layer].post_norm; }
+const Tensor& ModelRunner::norm_after_mlp(int64_t layer) const {
+  return layer + 1 < config_.num_layers ? weights_.layers[layer + 1].input_norm : weights_.final_norm;
+}
+
+// x += attention(rms_norm(x)). The KV is written where the forward's metadata says; attention
+// reads the layer's partial views when there are any.
+void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, Tensor& x, LayerScratch& s) {
   const LayerWeights& w = weights_.layers[layer];
   LayerKV& kv = kv_[layer];
+  const NormedRows in = block_input(x, w.input_norm, s);
   if (w.q_norm.empty()) {  // the weights were loaded for it (model_weights.cpp)
-    backend_.linear_qkv_rope_write(h, w.qkv, w.qkv_bias, s.qkv, s.q, s.k, s.v, kv, batch.positions, rope_.inv_freq,
-                                   rope_.attention_scale, batch.attention);
+    backend_.normed_linear_qkv_rope_write(in, w.qkv, w.qkv_bias, s.qkv, s.q, s.k, s.v, kv, batch.positions,
+                                          rope_.inv_freq, rope_.attention_scale, batch.attention);
   } else {  // Qwen3: per-head RMSNorm before rope
-    backend_.linear(h, w.qkv, w.qkv_bias, s.qkv);
+    backend_.form_normed_rows(in);
+    backend_.linear(in.normed, w.qkv, w.qkv_bias, s.qkv);
     backend_.split_columns(s.qkv, {&s.q, &s.k, &s.v});
     backend_.rms_norm(s.q, w.q_norm, static_cast<float>(config_.rms_norm_eps), s.q);
     backend_.rms_norm(s.k, w.k_norm, static_cast<float>(config_.rms_norm_eps), s.k);
@@ -68,7 +88,7 @@ void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, cons
   keep_queries(layer, batch, s.q);
   const AttentionMetadata& meta = batch.layer_attention.empty() ? batch.attention : batch.layer_attention[layer];
   backend_.attention(s.q, kv, meta, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_, s.attn);
-  backend_.linear(s.attn, w.o_proj, w.o_bias, s.attn_out);
+  add_to_residual(s.attn, w.o_proj, w.o_bias, s.attn_out, x, norm_after_attention(layer), s);
 }
 
 // The query_rows' post-RoPE queries into the forward's scratch (readable until the next forward).
@@ -89,10 +109,11 @@ const Tensor* ModelRunner::captured_queries(int32_t layer) const {
   return &captured_queries_[layer];
 }
 
-// h: the normed input -> s.mlp_out.
-void ModelRunner::mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s) {
-  backend_.linear_swiglu(h, w.gate_up, s.gate_up, s.act);
-  backend_.linear(s.act, w.down, Tensor(), s.mlp_out);
+// x += mlp(rms_norm(x)).
+void ModelRunner::mlp_block(int64_t layer, Tensor& x, LayerScratch& s) {
+  const LayerWeights& w = weights_.layers[layer];
+  backend_.normed_linear_swiglu(block_input(x, w.post_norm, s), w.gate_up, s.gate_up, s.act);
+  add_to_residual(s.act, w.down, Tensor(), s.mlp_out, x, norm_after_mlp(layer), s);
 }
 
 void ModelRunner::set_capture_layers(std::vector<int32_t> layers) {
@@ -229,19 +250,13 @@ std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::
 
 Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
   const int64_t t = batch.num_tokens();
-  const float eps = static_cast<float>(config_.rms_norm_eps);
   Tensor x = scratch({t, config_.hidden_size}, DType::F32);
   backend_.embedding(weights_.embed, batch.tokens, x);
-  Tensor h = scratch({t, config_.hidden_size});
   LayerScratch s = layer_scratch(t);
-  backend_.rms_norm(x, weights_.layers[0].input_norm, eps, h);
+  backend_.rms_norm(x, weights_.layers[0].input_norm, static_cast<float>(config_.rms_norm_eps), s.h);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
-    const LayerWeights& w = weights_.layers[i];
-    attention_block(i, batch, h, s);
-    backend_.add_rms_norm(x, s.attn_out, w.post_norm, eps, h);
-    mlp_block(w, h, s);
-    const Tensor& next_norm = i + 1 < config_.num_layers ? weights_.layers[i + 1].input_norm : weights_.final_norm;
-    backend_.add_rms_norm(x, s.mlp_out, next_norm, eps, h);
+    attention_block(i, batch, x, s);
+    mlp_block(i, x, s);
     if (auto it = captured_.find(static_cast<int32_t>(i)); it != captured_.end()) {
       it->second = scratch({t, config_.hidden_size}, DType::F32);  // readable until the next forward
       backend_.copy(x, it->second);
@@ -249,8 +264,9 @@ Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
   }
   const int64_t rows = static_cast<int64_t>(batch.logit_rows.size());
   if (rows == 0) return Tensor();
+  backend_.form_normed_rows(block_input(x, weights_.final_norm, s));
   Tensor selected = scratch({rows, config_.hidden_size});
-  backend_.gather_rows(h, batch.logit_rows, selected);
+  backend_.gather_rows(s.h, batch.logit_rows, selected);
   Tensor logits = scratch({rows, config_.vocab_size}, DType::F32);
   backend_.linear(selected, weights_.lm_head, Tensor(), logits);
   return logits;

@@ -44,6 +44,9 @@ class ModelRunner final : public ModelExecutor {
   // One forward's temporaries, allocated once and reused by every layer.
   struct LayerScratch {
     Tensor qkv, q, k, v, attn, attn_out, gate_up, act, mlp_out;
+    Tensor h;               // the next block's input (NormedRows::normed)
+    Tensor square_sums;     // and its sums, when linear_add_residual left it factored
+    bool factored = false;  // (it did)
   };
   LayerScratch layer_scratch(int64_t tokens);
   // The layers and the head: device logits [logit_rows, vocab] (empty without logit rows).
@@ -56,9 +59,17 @@ class ModelRunner final : public ModelExecutor {
   // Forwards up to this size may be graph-replayed (measured: larger ones, which go through cuBLASLt,
   // ran slower replayed than eager on the H100).
   static constexpr int64_t kMaxGraphTokens = 32;
-  void attention_block(int64_t layer, const ForwardBatch& batch, const Tensor& h, LayerScratch& s);
+  // The pre-norm blocks: x (the fp32 residual stream) += block(rms_norm(x) * norm weight), the
+  // block's input left in s by the previous block (or the embedding) for norm_weight.
+  NormedRows block_input(const Tensor& x, const Tensor& norm_weight, LayerScratch& s) const;
+  // x += linear(in) and the next block's input for next_norm.
+  void add_to_residual(const Tensor& in, const Tensor& weight, const Tensor& bias, Tensor& delta, Tensor& x,
+                       const Tensor& next_norm, LayerScratch& s);
+  const Tensor& norm_after_attention(int64_t layer) const;
+  const Tensor& norm_after_mlp(int64_t layer) const;
+  void attention_block(int64_t layer, const ForwardBatch& batch, Tensor& x, LayerScratch& s);
   void keep_queries(int64_t layer, const ForwardBatch& batch, const Tensor& q);
-  void mlp_block(const LayerWeights& w, const Tensor& h, LayerScratch& s);
+  void mlp_block(int64_t layer, Tensor& x, LayerScratch& s);
   Tensor scratch(std::vector<int64_t> shape, DType dtype);
   Tensor scratch(std::vector<int64_t> shape);  // in the backend's compute dtype
 

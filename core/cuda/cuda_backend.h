@@ -66,6 +66,15 @@ class CudaBackend final : public Backend {
   void linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) override;
   void add_inplace(Tensor& x, const Tensor& y) override;
   void add_rms_norm(Tensor& residual, const Tensor& delta, const Tensor& weight, float eps, Tensor& out) override;
+  // The residual stream between pre-norm blocks (cuda_backend_residual.cpp).
+  bool linear_add_residual(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& delta, Tensor& residual,
+                           const NextNorm& next) override;
+  void form_normed_rows(const NormedRows& in) override;
+  void normed_linear_qkv_rope_write(const NormedRows& in, const Tensor& weight, const Tensor& bias, Tensor& qkv,
+                                    Tensor& q, Tensor& k, Tensor& v, LayerKV& kv, const std::vector<int32_t>& positions,
+                                    const std::vector<float>& inv_freq, float attention_scale,
+                                    const AttentionMetadata& meta) override;
+  void normed_linear_swiglu(const NormedRows& in, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) override;
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;
   void join_columns(const std::vector<const Tensor*>& parts, Tensor& out) override;
   void gather_rows(const Tensor& x, const std::vector<int32_t>& rows, Tensor& out) override;
@@ -105,6 +114,14 @@ class CudaBackend final : public Backend {
   bool pairs_rows(int64_t rows, int64_t span) const {
     return paired_weights_ && span > 0 && cuda::can_pair_rows(rows, span);
   }
+  // A factored in's row scales, its tensors checked; nullopt when in is formed or its rows are
+  // not the skinny GEMM's (then the consumer forms the rows and runs the plain op).
+  std::optional<cuda::RowScales> row_scales(const NormedRows& in, int64_t rows);
+  // The scaled projection of more than 32 factored rows (cuda_backend_residual.cpp).
+  template <typename Finish>
+  void scaled_projection(const NormedRows& in, const cuda::RowScales& scales, const Tensor& weight, int64_t rows,
+                         Finish finish);
+  static constexpr int64_t kScaledChunkFloats = int64_t{32} << 20;  // 128 MB of fp32 GEMM output a chunk
   cuda::RopeQkvOutputs rope_qkv_outputs(Tensor& q, LayerKV& kv, const std::vector<int32_t>& positions,
                                         const std::vector<float>& inv_freq, float attention_scale,
                                         const AttentionMetadata& meta);

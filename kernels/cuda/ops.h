@@ -48,6 +48,44 @@ void rms_norm(const void* x, ElemType x_type, const void* weight, float eps, int
 void add_rms_norm(float* residual, const void* delta, const void* weight, float eps, int64_t rows, int64_t dim,
                   void* out, ElemType storage, cudaStream_t stream);
 
+// --- the residual stream's norm, factored (residual_norm.cu, residual_norm.cuh) ---
+// Between two pre-norm blocks, rms_norm(residual) * weight is the next projection's input. The
+// GEMM that adds into the residual stream (o_proj, down) leaves it factored: `factored` = residual
+// * weight (rounded to storage) and the sum of squares of each kNormGroup columns of each updated
+// row (square_sums [rows, norm_groups(dim)], fp32). The next projection reads `factored` as its
+// input rows and scales each row's sums by the row's 1 / rms (RowScales) before its pointwise op:
+// in the skinny GEMM's epilogue up to 32 rows (no norm kernel between the two GEMMs, and the
+// scale waits on nothing before the epilogue), in silu_mul_scaled / rope_qkv_scaled after an fp32
+// cuBLASLt GEMM above. Every forward size takes the same arithmetic (residual_norm.cuh). The
+// backend uses it for bf16 storage (residual * weight can pass fp16's range).
+constexpr int64_t kNormGroup = 16;  // = the skinny tensor-core GEMM's features a block
+constexpr int64_t norm_groups(int64_t dim) { return (dim + kNormGroup - 1) / kNormGroup; }
+// Where the producer leaves the factored rows.
+struct FactoredNorm {
+  float* square_sums = nullptr;  // [rows, norm_groups(dim)]
+  const void* weight = nullptr;  // the next norm's [dim], of `storage`
+  void* factored = nullptr;      // [rows, dim] of `storage`
+};
+// The consumer's per-row scale: 1 / sqrt(sum of the row's square_sums / k + eps). A GEMM of one
+// row tile (up to 8 rows) adds the sums up itself after its k loop; a larger one reads the scales
+// a small kernel computes into `workspace` first (the same function: the same bits), which costs
+// less than the in-loop sums of four row tiles.
+struct RowScales {
+  const float* square_sums = nullptr;  // [rows, norm_groups(k)]
+  float eps = 0.0f;
+  float* workspace = nullptr;  // [rows] fp32, for calls of more than 8 rows
+};
+// residual (fp32) += delta (of `storage`), then the factored norm of the updated rows: the add for
+// a GEMM whose epilogue cannot do it (cuBLASLt above 32 rows, the CUDA-core skinny GEMM).
+void add_residual_factored(float* residual, const void* delta, const FactoredNorm& next, int64_t rows, int64_t dim,
+                           ElemType storage, cudaStream_t stream);
+// scales [rows] = each row's 1 / rms from the factored norm's sums.
+void row_scales(const float* square_sums, float eps, int64_t rows, int64_t dim, float* scales, cudaStream_t stream);
+// out [rows, dim] (of `storage`) = rms_norm(residual) * weight from the factored norm's sums: the
+// rows formed on their own, for a consumer that cannot scale its sums.
+void rms_norm_from_sums(const float* residual, const float* square_sums, const void* weight, float eps, int64_t rows,
+                        int64_t dim, void* out, ElemType storage, cudaStream_t stream);
+
 // --- rotary embedding (rope.cu) ---
 // x [tokens, heads, head_dim] of `storage` rotated in place (rotate-half layout, as transformers).
 void rope(void* x, const int32_t* positions, const float* inv_freq, int64_t tokens, int64_t heads, int64_t head_dim,
@@ -71,6 +109,16 @@ struct RopeQkvOutputs {
 // output of a GEMM whose weight pair_rows laid out). Bit-identical to the separate ops.
 void rope_qkv_to_cache(const void* qkv, bool paired, const RopeQkvOutputs& out, int64_t tokens, ElemType storage,
                        cudaStream_t stream);
+
+// The factored norm's consumer half (residual_norm.cu) for more than 32 rows: the GEMM of the
+// factored rows into fp32 (no bias), then these scale each row by scales[row], add the bias and
+// round to storage exactly as the skinny GEMM's epilogue does, and finish SwiGLU (gate_up [rows,
+// 2 inter] paired with span 2 inter) or the attention prologue (qkv [tokens, q | k | v] paired
+// with span head_dim; bias the same layout, or null).
+void silu_mul_scaled(const float* gate_up, const float* scales, void* act, int64_t rows, int64_t inter,
+                     ElemType storage, cudaStream_t stream);
+void rope_qkv_scaled(const float* qkv, const float* scales, const void* bias, const RopeQkvOutputs& out, int64_t tokens,
+                     ElemType storage, cudaStream_t stream);
 
 // --- the paired-rows weight layout (paired_rows.cu, paired_rows.cuh) ---
 // A projection whose output features are consumed in pairs (r, r + span / 2) within spans of
@@ -166,6 +214,19 @@ bool skinny_gemm_mma_swiglu(const void* x, const void* w_paired, void* act, int6
 // bias (same layout, or null), rotated and written as rope_qkv_to_cache does.
 bool skinny_gemm_mma_rope_qkv(const void* x, const void* w_paired, const void* bias, const RopeQkvOutputs& out,
                               int64_t rows, int64_t k, ElemType storage, cudaStream_t stream);
+
+// residual [rows, n] += x w^T + bias (each sum rounded to storage first, as a stored output then
+// add_residual_factored would), leaving the next norm factored.
+bool skinny_gemm_mma_add_residual(const void* x, const void* w, const void* bias, float* residual,
+                                  const FactoredNorm& next, int64_t rows, int64_t n, int64_t k, ElemType storage,
+                                  cudaStream_t stream);
+// The two pointwise-epilogue GEMMs reading factored rows (x = the producer's `factored`, k = its
+// dim): each row's sums scaled by its 1 / rms before the epilogue's op.
+bool skinny_gemm_mma_swiglu(const void* x, const RowScales& scales, const void* w_paired, void* act, int64_t rows,
+                            int64_t inter, int64_t k, ElemType storage, cudaStream_t stream);
+bool skinny_gemm_mma_rope_qkv(const void* x, const RowScales& scales, const void* w_paired, const void* bias,
+                              const RopeQkvOutputs& out, int64_t rows, int64_t k, ElemType storage,
+                              cudaStream_t stream);
 
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].

@@ -22,4 +22,14 @@ __device__ __forceinline__ T* qkv_head_row(const RopeQkvOutputs& out, int64_t t,
   return cache + (slot * out.kv_heads + h - out.heads - (v ? out.kv_heads : 0)) * out.head_dim;
 }
 
+// The launch shape of the kernels that walk the prologue a block per (token, head): a thread per
+// rotated pair, 32 to 128.
+inline dim3 qkv_head_grid(const RopeQkvOutputs& out, int64_t tokens) {
+  return dim3(static_cast<unsigned>(tokens), static_cast<unsigned>(out.heads + 2 * out.kv_heads));
+}
+inline int qkv_head_threads(const RopeQkvOutputs& out) {
+  const int64_t half = out.head_dim / 2;
+  return half < 32 ? 32 : static_cast<int>(half > 128 ? 128 : half);
+}
+
 }  // namespace drift::cuda

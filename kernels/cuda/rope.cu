@@ -57,10 +57,8 @@ void rope_qkv_to_cache(const void* qkv, bool paired, const RopeQkvOutputs& out, 
   if (tokens == 0) return;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(out.heads + 2 * out.kv_heads));
-    const int64_t half = out.head_dim / 2;
-    const int threads = half < 32 ? 32 : static_cast<int>(half > 128 ? 128 : half);
-    rope_qkv_kernel<T><<<grid, threads, 0, stream>>>(static_cast<const T*>(qkv), paired, out);
+    rope_qkv_kernel<T>
+        <<<qkv_head_grid(out, tokens), qkv_head_threads(out), 0, stream>>>(static_cast<const T*>(qkv), paired, out);
   });
 }
 

@@ -19,6 +19,16 @@
 // pointwise op follows in registers: SwiGLU (gate, up), or RoPE and the KV write (x[i],
 // x[i + head_dim / 2]). Each rounds its sums to storage first, as the stored GEMM output would be,
 // so it gives the bits of the GEMM followed by the standalone kernel.
+//
+// The factored norm (residual_norm.cuh): ResidualAddOutput adds into the fp32 residual stream,
+// stores the updated value times the next norm's weight as the next GEMM's input, and leaves the
+// sum of squares of the block's 16 features per row (a block's features are one norm group). The
+// next GEMM, given RowScales, scales each row's sums by the row's 1 / rms before its epilogue.
+// With one row tile a warp adds one row's sums up after the k loop (asked into L1 before it, so
+// the scale delays no weight load); with more, a small kernel computes the scales before the
+// launch: adding up four rows' sums in each of 1,792 blocks cost more than that kernel (batch 32
+// +6%), and it is the same function, so a row gets the same bits either way. (Working the sums in
+// the k loop's first trip instead measured no better at batch 1 and worse at 8 and 32: registers.)
 
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/dtype.cuh"
@@ -27,6 +37,7 @@
 #include "kernels/cuda/paired_rows.cuh"
 #include "kernels/cuda/pointwise_math.cuh"
 #include "kernels/cuda/qkv_destination.cuh"
+#include "kernels/cuda/residual_norm.cuh"
 
 namespace drift::cuda {
 namespace {
@@ -73,7 +84,7 @@ __device__ __forceinline__ uint4 load16_streaming(const T* base, int64_t row, in
 // y [rows, n] (of y_type) = the sums + bias (or none).
 template <typename T>
 struct StoreOutput {
-  static constexpr bool kPairs = false;
+  static constexpr bool kPairs = false, kRowSums = false;
   const T* bias;
   void* y;
   ElemType y_type;
@@ -84,10 +95,30 @@ struct StoreOutput {
   }
 };
 
+// residual [rows, n] += the sums + bias, rounded to storage first, and the next norm factored:
+// returns the updated value, whose squares the kernel sums per row into square_sums.
+template <typename T>
+struct ResidualAddOutput {
+  static constexpr bool kPairs = false, kRowSums = true;
+  const T* bias;
+  float* residual;
+  FactoredNorm next;
+  int n;
+  __device__ float operator()(int row, int feature, float sum) const {
+    if (bias) sum += to_float(bias[feature]);
+    const int64_t i = static_cast<int64_t>(row) * n + feature;
+    const float v = residual_plus(residual[i], to_float(from_float<T>(sum)));
+    residual[i] = v;
+    const float w = to_float(static_cast<const T*>(next.weight)[feature]);
+    static_cast<T*>(next.factored)[i] = from_float<T>(factored_value(v, w));
+    return v;
+  }
+};
+
 // act [rows, inter] = silu(gate) * up; feature is the gate's physical row, its up 8 rows on.
 template <typename T>
 struct SwiGluOutput {
-  static constexpr bool kPairs = true;
+  static constexpr bool kPairs = true, kRowSums = false;
   T* act;
   int inter;
   __device__ void operator()(int row, int feature, float gate, float up) const {
@@ -101,7 +132,7 @@ struct SwiGluOutput {
 // angle before the block streams its weights measured the same: the epilogue is not the tail.)
 template <typename T>
 struct RopeQkvOutput {
-  static constexpr bool kPairs = true;
+  static constexpr bool kPairs = true, kRowSums = false;
   const T* bias;
   RopeQkvOutputs out;
   __device__ void operator()(int row, int feature, float lo, float hi) const {
@@ -127,7 +158,8 @@ struct RopeQkvOutput {
 
 template <typename T, int NT, int UNROLL, int BLOCKS_PER_SM, typename Epilogue>
 __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
-    skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w, int rows, int n, int k, Epilogue epilogue) {
+    skinny_mma_kernel(const T* __restrict__ x, const T* __restrict__ w, int rows, int n, int k, RowScales scales,
+                      Epilogue epilogue) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane / 4, q = lane % 4;
   const int f0 = blockIdx.x * kFeatures;
@@ -155,6 +187,15 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
   // Each group's weight loads go out while the previous group multiplies.
   uint4 wl[UNROLL], wh[UNROLL];
   load_weights(warp, wl, wh);
+  // Each row's 1 / rms, for the epilogue: one row tile adds its sums up after the k loop (asked
+  // for now, into L1); more read the scales computed before the launch (RowScales).
+  __shared__ float row_scale[NT * 8];
+  const int groups = static_cast<int>(norm_groups(k));
+  if constexpr (NT == 1) {
+    if (scales.square_sums) prefetch_l1(scales.square_sums, static_cast<int64_t>(rows) * groups);
+  } else {
+    if (scales.square_sums && threadIdx.x < rows) row_scale[threadIdx.x] = scales.workspace[threadIdx.x];
+  }
 
   for (int s0 = warp; s0 < steps; s0 += kGroup) {
     uint4 xv[UNROLL][NT];
@@ -183,6 +224,13 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
     }
   }
 
+  if constexpr (NT == 1)
+    if (scales.square_sums && warp < rows) {  // a warp a row
+      const float inv = row_inv_rms(scales.square_sums + static_cast<int64_t>(warp) * groups, groups, k, scales.eps);
+      if (lane == 0) row_scale[warp] = inv;
+    }
+  auto scaled = [&](int row, float sum) { return scales.square_sums ? __fmul_rn(sum, row_scale[row]) : sum; };
+
   // Partials of the 8 warps, added in warp order.
   __shared__ float partial[kWarps][NT][4][32];
 #pragma unroll
@@ -190,6 +238,7 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
 #pragma unroll
     for (int i = 0; i < 4; ++i) partial[warp][t][i][lane] = acc[t][i];
   __syncthreads();
+  __shared__ float row_values[Epilogue::kRowSums ? NT * 8 : 1][kFeatures];
   if constexpr (Epilogue::kPairs) {
     for (int idx = threadIdx.x; idx < NT * 2 * 32; idx += kWarps * 32) {
       const int t = idx / 64, i = (idx / 32) % 2, l = idx % 32;
@@ -199,7 +248,7 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
         hi += partial[v][t][i + 2][l];
       }
       const int feature = f0 + l / 4, row = t * 8 + 2 * (l % 4) + i;  // hi: feature + 8
-      if (feature < n && row < rows) epilogue(row, feature, lo, hi);
+      if (feature < n && row < rows) epilogue(row, feature, scaled(row, lo), scaled(row, hi));
     }
   } else {
     for (int idx = threadIdx.x; idx < NT * 4 * 32; idx += kWarps * 32) {
@@ -209,15 +258,27 @@ __global__ void __launch_bounds__(kWarps * 32, BLOCKS_PER_SM)
       // c0, c1: feature g, rows 2q, 2q + 1; c2, c3: feature g + 8.
       const int feature = f0 + l / 4 + (i >= 2 ? 8 : 0);
       const int row = t * 8 + 2 * (l % 4) + (i % 2);
-      if (feature < n && row < rows) epilogue(row, feature, sum);
+      if (feature >= n || row >= rows) continue;
+      if constexpr (Epilogue::kRowSums) row_values[row][feature - f0] = epilogue(row, feature, scaled(row, sum));
+      else epilogue(row, feature, scaled(row, sum));
+    }
+  }
+  if constexpr (Epilogue::kRowSums) {  // the block's features are norm group blockIdx.x
+    __syncthreads();
+    if (threadIdx.x < rows) {
+      float v[kFeatures];
+#pragma unroll
+      for (int c = 0; c < kFeatures; ++c) v[c] = row_values[threadIdx.x][c];
+      epilogue.next.square_sums[static_cast<int64_t>(threadIdx.x) * gridDim.x + blockIdx.x] =
+          group_square_sum(v, min(kFeatures, n - f0));
     }
   }
 }
 
 // make(StorageTag<T>) gives the epilogue for storage type T.
 template <int NT, typename MakeEpilogue>
-void launch(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, ElemType storage, cudaStream_t stream,
-            MakeEpilogue make) {
+void launch(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, const RowScales& scales,
+            ElemType storage, cudaStream_t stream, MakeEpilogue make) {
   const unsigned blocks = grid_for(n, kFeatures);
   const int64_t sms = multiprocessors();
   const bool wide = blocks > kBlocksPerSm * sms && blocks <= kWideBlocksPerSm * sms;
@@ -229,48 +290,81 @@ void launch(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, El
       if (wide) kernel = skinny_mma_kernel<T, NT, kWideUnroll, kWideBlocksPerSm, Epilogue>;
     kernel<<<blocks, kWarps * 32, 0, stream>>>(static_cast<const T*>(x), static_cast<const T*>(w),
                                                static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
-                                               make(tag));
+                                               scales, make(tag));
   });
 }
 
 template <typename MakeEpilogue>
-bool run(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, ElemType storage, cudaStream_t stream,
-         MakeEpilogue make) {
+bool run(const void* x, const void* w, int64_t rows, int64_t n, int64_t k, const RowScales& scales, ElemType storage,
+         cudaStream_t stream, MakeEpilogue make) {
   if (k % 8 != 0 || rows < 1 || rows > kSkinnyMaxRows) return false;
-  if (rows <= 8) launch<1>(x, w, rows, n, k, storage, stream, make);
-  else if (rows <= 16) launch<2>(x, w, rows, n, k, storage, stream, make);
-  else if (rows <= 24) launch<3>(x, w, rows, n, k, storage, stream, make);  // a 16-node tree's forward
-  else launch<4>(x, w, rows, n, k, storage, stream, make);
+  if (scales.square_sums && rows > 8) {
+    if (!scales.workspace) return false;
+    row_scales(scales.square_sums, scales.eps, rows, k, scales.workspace, stream);
+  }
+  if (rows <= 8) launch<1>(x, w, rows, n, k, scales, storage, stream, make);
+  else if (rows <= 16) launch<2>(x, w, rows, n, k, scales, storage, stream, make);
+  else if (rows <= 24) launch<3>(x, w, rows, n, k, scales, storage, stream, make);  // a 16-node tree's forward
+  else launch<4>(x, w, rows, n, k, scales, storage, stream, make);
   return true;
 }
+
+auto swiglu_output(void* act, int64_t inter) {
+  return [=](auto tag) {
+    using T = typename decltype(tag)::type;
+    return SwiGluOutput<T>{static_cast<T*>(act), static_cast<int>(inter)};
+  };
+}
+
+auto rope_qkv_output(const void* bias, const RopeQkvOutputs& out) {
+  return [=](auto tag) {
+    using T = typename decltype(tag)::type;
+    return RopeQkvOutput<T>{static_cast<const T*>(bias), out};
+  };
+}
+
+int64_t qkv_features(const RopeQkvOutputs& out) { return (out.heads + 2 * out.kv_heads) * out.head_dim; }
 
 }  // namespace
 
 bool skinny_gemm_mma(const void* x, const void* w, const void* bias, void* y, ElemType y_type, int64_t rows,
                      int64_t n, int64_t k, ElemType storage, cudaStream_t stream) {
-  return run(x, w, rows, n, k, storage, stream, [&](auto tag) {
+  return run(x, w, rows, n, k, RowScales{}, storage, stream, [&](auto tag) {
     using T = typename decltype(tag)::type;
     return StoreOutput<T>{static_cast<const T*>(bias), y, y_type, static_cast<int>(n)};
   });
 }
 
+bool skinny_gemm_mma_add_residual(const void* x, const void* w, const void* bias, float* residual,
+                                  const FactoredNorm& next, int64_t rows, int64_t n, int64_t k, ElemType storage,
+                                  cudaStream_t stream) {
+  return run(x, w, rows, n, k, RowScales{}, storage, stream, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return ResidualAddOutput<T>{static_cast<const T*>(bias), residual, next, static_cast<int>(n)};
+  });
+}
+
 bool skinny_gemm_mma_swiglu(const void* x, const void* w_paired, void* act, int64_t rows, int64_t inter, int64_t k,
                             ElemType storage, cudaStream_t stream) {
+  return skinny_gemm_mma_swiglu(x, RowScales{}, w_paired, act, rows, inter, k, storage, stream);
+}
+
+bool skinny_gemm_mma_swiglu(const void* x, const RowScales& scales, const void* w_paired, void* act, int64_t rows,
+                            int64_t inter, int64_t k, ElemType storage, cudaStream_t stream) {
   if (!can_pair_rows(2 * inter, 2 * inter)) return false;
-  return run(x, w_paired, rows, 2 * inter, k, storage, stream, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return SwiGluOutput<T>{static_cast<T*>(act), static_cast<int>(inter)};
-  });
+  return run(x, w_paired, rows, 2 * inter, k, scales, storage, stream, swiglu_output(act, inter));
 }
 
 bool skinny_gemm_mma_rope_qkv(const void* x, const void* w_paired, const void* bias, const RopeQkvOutputs& out,
                               int64_t rows, int64_t k, ElemType storage, cudaStream_t stream) {
-  const int64_t n = (out.heads + 2 * out.kv_heads) * out.head_dim;
-  if (!can_pair_rows(n, out.head_dim)) return false;
-  return run(x, w_paired, rows, n, k, storage, stream, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return RopeQkvOutput<T>{static_cast<const T*>(bias), out};
-  });
+  return skinny_gemm_mma_rope_qkv(x, RowScales{}, w_paired, bias, out, rows, k, storage, stream);
+}
+
+bool skinny_gemm_mma_rope_qkv(const void* x, const RowScales& scales, const void* w_paired, const void* bias,
+                              const RopeQkvOutputs& out, int64_t rows, int64_t k, ElemType storage,
+                              cudaStream_t stream) {
+  if (!can_pair_rows(qkv_features(out), out.head_dim)) return false;
+  return run(x, w_paired, rows, qkv_features(out), k, scales, storage, stream, rope_qkv_output(bias, out));
 }
 
 }  // namespace drift::cuda

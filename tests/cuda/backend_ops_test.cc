@@ -636,6 +636,133 @@ TEST_P(CudaOpsTest, PairedWeightsFuseRopeAndKvWriteIntoTheGemmExactly) {
       }
 }
 
+// The residual stream between two pre-norm blocks (core/cuda/cuda_backend_residual.cpp): the GEMM
+// that adds into the stream (or the add kernel after cuBLASLt) leaves the next block's input
+// factored (residual * norm weight, and per-16-column sums of squares), and the next projection
+// scales each row's sums by its 1 / rms (in the skinny GEMM's epilogue up to 32 rows, after an
+// fp32 cuBLASLt GEMM above). Checked over row counts around every path boundary (8 and 32) and
+// shapes with a partial last group (200) or k % 8 != 0 (the CUDA-core GEMM and the add kernel):
+// - the residual gets the bits of linear then add_inplace, and the sums are the host's (an fma a
+//   column, in order, per group);
+// - a row gets the same bits whatever the call's row count up to 32 (decode and verification);
+// - the scaled projections are within rounding of the formed rows through the plain ops, and
+//   every output matches the CPU's linear, add, rms_norm, SwiGLU / RoPE chain.
+TEST_P(CudaOpsTest, ResidualStreamNormFactoredIntoTheNeighbouringGemms) {
+  const float eps = 1e-5f;
+  const int64_t inter = 64, heads = 4, kv_heads = 2, head_dim = 32, pool = 70, slots = 128;
+  const int64_t qkv_width = (heads + 2 * kv_heads) * head_dim;
+  std::vector<float> freqs(head_dim / 2);
+  for (int64_t i = 0; i < head_dim / 2; ++i) freqs[i] = std::pow(500000.0f, -2.0f * i / head_dim);
+  for (int64_t hidden : {64, 200, 1024})
+    for (int64_t kin : {96, 100}) {
+      const std::string shape = std::to_string(hidden) + "/" + std::to_string(kin);
+      auto [w_out, w_out_ref] = bf16_pair(random({hidden, kin}, 0.1f));
+      auto [b_out, b_out_ref] = bf16_pair(random({hidden}));
+      auto [norm_w, norm_w_ref] = bf16_pair(random({hidden}));
+      const Tensor gate = random({inter, hidden}, 0.1f), up = random({inter, hidden}, 0.1f);
+      const std::vector<RawTensor> gu_blocks = {{gate.data(), DType::F32, gate.shape()},
+                                                {up.data(), DType::F32, up.shape()}};
+      const Tensor gate_up = gpu_->load_weight(gu_blocks, 2 * inter), gate_up_ref = host(gpu_->load_weight(gu_blocks));
+      const Tensor wq = random({heads * head_dim, hidden}, 0.1f), wk = random({kv_heads * head_dim, hidden}, 0.1f);
+      const Tensor wv = random({kv_heads * head_dim, hidden}, 0.1f);
+      const Tensor bq = random({heads * head_dim}), bk = random({kv_heads * head_dim}),
+                   bv = random({kv_heads * head_dim});
+      const std::vector<RawTensor> qkv_blocks = {{wq.data(), DType::F32, wq.shape()},
+                                                 {wk.data(), DType::F32, wk.shape()},
+                                                 {wv.data(), DType::F32, wv.shape()}};
+      const std::vector<RawTensor> bias_blocks = {{bq.data(), DType::F32, bq.shape()},
+                                                  {bk.data(), DType::F32, bk.shape()},
+                                                  {bv.data(), DType::F32, bv.shape()}};
+      const Tensor w_qkv = gpu_->load_weight(qkv_blocks, head_dim), w_qkv_ref = host(gpu_->load_weight(qkv_blocks));
+      const Tensor b_qkv = gpu_->load_weight(bias_blocks, head_dim), b_qkv_ref = host(gpu_->load_weight(bias_blocks));
+      const Tensor x_pool = host(gpu_->upload(random({pool, kin}))), residual_pool = random({pool, hidden});
+      std::vector<int32_t> positions;
+      for (int64_t t = 0; t < pool; ++t) positions.push_back(static_cast<int32_t>(t * 977 % 40000));
+      struct Result {
+        Tensor residual, sums, normed, act, q;
+      };
+      // linear_add_residual, then the block's two projections of its input: the backend's (or,
+      // with `formed`, the Backend defaults': the rows formed first, then the plain ops).
+      auto run = [&](int64_t rows, bool formed) {
+        Tensor x = gpu_->upload(test::first_rows(x_pool, rows));
+        Tensor residual = f32_on_gpu(test::first_rows(residual_pool, rows));
+        Tensor sums = gpu_out({rows, residual_norm_groups(hidden)}, DType::F32), delta = gpu_out({rows, hidden});
+        Tensor normed = gpu_out({rows, hidden});
+        const bool factored =
+            gpu_->linear_add_residual(x, w_out, b_out, delta, residual, NextNorm{norm_w, eps, normed, sums});
+        EXPECT_EQ(factored, GetParam() == DType::BF16) << shape << " rows " << rows;  // fp16: formed (range)
+        const NormedRows in{residual, norm_w, eps, normed, factored ? &sums : nullptr};
+        Tensor scratch = gpu_out({rows, 2 * inter}), act = gpu_out({rows, inter}), qkv = gpu_out({rows, qkv_width});
+        LayerKV kv{gpu_out({slots, kv_heads, head_dim}), gpu_out({slots, kv_heads, head_dim})};
+        Tensor q = gpu_out({rows, heads, head_dim}), k = gpu_out({rows, kv_heads, head_dim});
+        Tensor v = gpu_out({rows, kv_heads, head_dim});
+        const std::vector<int32_t> pos(positions.begin(), positions.begin() + rows);
+        AttentionMetadata meta;
+        for (int64_t t = 0; t < rows; ++t) meta.slots.push_back(t);
+        if (formed) {
+          gpu_->Backend::normed_linear_swiglu(in, gate_up, scratch, act);
+          gpu_->Backend::normed_linear_qkv_rope_write(in, w_qkv, b_qkv, qkv, q, k, v, kv, pos, freqs, 1.0f, meta);
+        } else {
+          gpu_->normed_linear_swiglu(in, gate_up, scratch, act);
+          gpu_->normed_linear_qkv_rope_write(in, w_qkv, b_qkv, qkv, q, k, v, kv, pos, freqs, 1.0f, meta);
+        }
+        gpu_->form_normed_rows(in);
+        return Result{host(residual), factored ? host(sums) : Tensor(), host(normed), host(act), host(q)};
+      };
+      const Result all = run(32, false);
+      for (int64_t rows : {1, 3, 8, 9, 17, 32, 40, 70}) {
+        const std::string what = shape + " rows " + std::to_string(rows);
+        const Result ours = run(rows, false), formed = run(rows, true);
+        // The add: linear then add_inplace, on the GPU.
+        Tensor x = gpu_->upload(test::first_rows(x_pool, rows)), delta = gpu_out({rows, hidden});
+        Tensor residual = f32_on_gpu(test::first_rows(residual_pool, rows));
+        gpu_->linear(x, w_out, b_out, delta);
+        gpu_->add_inplace(residual, delta);
+        EXPECT_TRUE(bit_equal(ours.residual, host(residual), 0, 0, rows * hidden)) << what;
+        // The sums: the host's, from the updated rows.
+        const int64_t groups = residual_norm_groups(hidden);
+        for (int64_t r = 0; r < rows && !ours.sums.empty(); ++r)
+          for (int64_t g = 0; g < groups; ++g) {
+            float sum = 0.0f;
+            for (int64_t c = g * 16; c < std::min(hidden, g * 16 + 16); ++c) {
+              const float e = ours.residual.as<float>()[r * hidden + c];
+              sum = std::fma(e, e, sum);
+            }
+            ASSERT_EQ(sum, ours.sums.as<float>()[r * groups + g]) << what << " row " << r << " group " << g;
+          }
+        // A row's bits do not depend on the row count (up to 32).
+        auto same_bits = [&](const char* name, Tensor Result::*field, int64_t width) {
+          if (rows <= 32)
+            EXPECT_TRUE(bit_equal(ours.*field, all.*field, 0, 0, rows * width)) << what << " " << name << " vs 32";
+        };
+        same_bits("residual", &Result::residual, hidden);
+        same_bits("normed", &Result::normed, hidden);
+        same_bits("act", &Result::act, inter);
+        same_bits("q", &Result::q, heads * head_dim);
+        // Scaled sums against formed rows: the same math, rounded at another point.
+        EXPECT_LE(rel_error(ours.act, formed.act), 1e-2) << what;
+        EXPECT_LE(rel_error(ours.q, formed.q), 1e-2) << what;
+        // The CPU's chain.
+        Tensor ref_residual = test::first_rows(residual_pool, rows), ref_delta = Tensor::zeros({rows, hidden});
+        cpu_.linear(test::first_rows(x_pool, rows), w_out_ref, b_out_ref, ref_delta);
+        cpu_.add_inplace(ref_residual, ref_delta);
+        Tensor ref_normed = Tensor::zeros({rows, hidden}), ref_act = Tensor::zeros({rows, inter});
+        Tensor ref_scratch = Tensor::zeros({rows, 2 * inter});
+        cpu_.rms_norm(ref_residual, norm_w_ref, eps, ref_normed);
+        cpu_.linear_swiglu(ref_normed, gate_up_ref, ref_scratch, ref_act);
+        EXPECT_LE(rel_error(ours.residual, ref_residual), 1e-2) << what;
+        EXPECT_LE(rel_error(ours.normed, ref_normed), 8e-3) << what;
+        EXPECT_LE(rel_error(ours.act, ref_act), 2e-2) << what;
+        Tensor ref_qkv = Tensor::zeros({rows, qkv_width}), ref_q = Tensor::zeros({rows, heads, head_dim});
+        Tensor ref_k = Tensor::zeros({rows, kv_heads, head_dim}), ref_v = Tensor::zeros({rows, kv_heads, head_dim});
+        cpu_.linear(ref_normed, w_qkv_ref, b_qkv_ref, ref_qkv);
+        cpu_.split_columns(ref_qkv, {&ref_q, &ref_k, &ref_v});
+        cpu_.rope(ref_q, std::vector<int32_t>(positions.begin(), positions.begin() + rows), freqs, 1.0f);
+        EXPECT_LE(rel_error(ours.q, ref_q), 2e-2) << what;
+      }
+    }
+}
+
 #ifdef DRIFT_WITH_CUDA
 // Device argmax (greedy decoding without the logits crossing the bus) picks what the CPU
 // sampler's greedy path picks: the largest logit, the lowest index among equal ones.

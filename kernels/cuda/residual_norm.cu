@@ -1,0 +1,223 @@
+// The factored norm's halves as kernels of their own, for the calls a GEMM's epilogue does not
+// take: the add for the CUDA-core skinny GEMM (k % 8 != 0), and the rows formed for a consumer
+// that cannot scale its sums (Qwen3's q/k norms, the lm_head, weights not in the paired layout).
+// The arithmetic and its order are residual_norm.cuh's.
+#include <algorithm>
+
+#include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/ops.h"
+#include "kernels/cuda/paired_rows.cuh"
+#include "kernels/cuda/pointwise_math.cuh"
+#include "kernels/cuda/qkv_destination.cuh"
+#include "kernels/cuda/residual_norm.cuh"
+
+namespace drift::cuda {
+namespace {
+
+// A group of 16 consecutive 16-bit values as floats, and back (two 16-byte accesses each).
+template <typename T>
+__device__ __forceinline__ void load16_floats(const T* p, float (&v)[kNormGroup]) {
+  using P = typename Pair<T>::type;
+  const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
+  const P* pa = reinterpret_cast<const P*>(&a);
+  const P* pb = reinterpret_cast<const P*>(&b);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 x = to_float2(pa[j]), y = to_float2(pb[j]);
+    v[2 * j] = x.x, v[2 * j + 1] = x.y, v[8 + 2 * j] = y.x, v[8 + 2 * j + 1] = y.y;
+  }
+}
+
+// One thread per (row, norm group): the group's columns in order, as the GEMM epilogue's; 16-byte
+// accesses when the rows are whole groups (dim % 16 == 0), else one element at a time.
+template <typename T>
+__global__ void add_residual_factored_kernel(float* __restrict__ residual, const T* __restrict__ delta,
+                                             FactoredNorm next, int64_t rows, int64_t dim) {
+  const int64_t groups = norm_groups(dim);
+  const int64_t task = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (task >= rows * groups) return;
+  const int64_t row = task / groups, first = (task % groups) * kNormGroup, base = row * dim + first;
+  const int count = static_cast<int>(dim - first < kNormGroup ? dim - first : kNormGroup);
+  const T* weight = static_cast<const T*>(next.weight) + first;
+  T* factored = static_cast<T*>(next.factored) + base;
+  float v[kNormGroup];
+  if (dim % kNormGroup == 0) {
+    float d[kNormGroup], w[kNormGroup];
+    load16_floats(delta + base, d);
+    load16_floats(weight, w);
+    float4* r4 = reinterpret_cast<float4*>(residual + base);
+    using P = typename Pair<T>::type;
+    uint4 out[2];
+    P* o = reinterpret_cast<P*>(out);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float4 r = r4[j];
+      v[4 * j] = residual_plus(r.x, d[4 * j]), v[4 * j + 1] = residual_plus(r.y, d[4 * j + 1]);
+      v[4 * j + 2] = residual_plus(r.z, d[4 * j + 2]), v[4 * j + 3] = residual_plus(r.w, d[4 * j + 3]);
+      r4[j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      o[j] = pack_pair<T>(factored_value(v[2 * j], w[2 * j]), factored_value(v[2 * j + 1], w[2 * j + 1]));
+    reinterpret_cast<uint4*>(factored)[0] = out[0];
+    reinterpret_cast<uint4*>(factored)[1] = out[1];
+  } else {
+#pragma unroll
+    for (int c = 0; c < kNormGroup; ++c) {
+      if (c >= count) break;
+      v[c] = residual_plus(residual[base + c], to_float(delta[base + c]));
+      residual[base + c] = v[c];
+      factored[c] = from_float<T>(factored_value(v[c], to_float(weight[c])));
+    }
+  }
+  next.square_sums[task] = group_square_sum(v, count);
+}
+
+// One block per row; every warp finds the row's scale itself (no barrier), then the threads
+// store 8 elements at a time (one at a time when dim % 8 != 0).
+constexpr int kNormThreads = 128;
+
+template <typename T>
+__global__ void __launch_bounds__(kNormThreads)
+    rms_norm_from_sums_kernel(const float* __restrict__ residual, const float* __restrict__ square_sums,
+                              const T* __restrict__ weight, float eps, int64_t dim, T* __restrict__ out) {
+  const int64_t row = blockIdx.x;
+  const int groups = static_cast<int>(norm_groups(dim));
+  const float inv = row_inv_rms(square_sums + row * groups, groups, static_cast<int>(dim), eps);
+  const float* r = residual + row * dim;
+  T* o = out + row * dim;
+  if (dim % 8 == 0) {
+    for (int64_t i = threadIdx.x * 8; i < dim; i += kNormThreads * 8) {
+      const float4* r4 = reinterpret_cast<const float4*>(r + i);
+      *reinterpret_cast<uint4*>(o + i) =
+          normed_pack8<T>(r4[0], r4[1], __ldg(reinterpret_cast<const uint4*>(weight + i)), inv);
+    }
+    return;
+  }
+  for (int64_t i = threadIdx.x; i < dim; i += kNormThreads)
+    o[i] = from_float<T>(normed_value(r[i], inv, to_float(weight[i])));
+}
+
+// SwiGluOutput's arithmetic (skinny_gemm_mma.cu) on fp32 GEMM sums: scale, round, silu * up. A
+// thread per (row, 8 gates): a tile of the paired layout holds gates 8j .. 8j+7 at physical
+// columns 16j .. 16j+7 and their ups 8 columns on, so the thread reads two 32-byte runs and
+// writes 16 contiguous bytes.
+template <typename T>
+__global__ void silu_mul_scaled_kernel(const float* __restrict__ gate_up, const float* __restrict__ scales,
+                                       T* __restrict__ act, int64_t rows, int64_t inter) {
+  const int64_t tiles = inter / 8, n = rows * tiles;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / tiles, j = i % tiles;
+    const float4* src = reinterpret_cast<const float4*>(gate_up + r * 2 * inter + 16 * j);
+    const float4 g0 = src[0], g1 = src[1], u0 = src[2], u1 = src[3];
+    const float g[8] = {g0.x, g0.y, g0.z, g0.w, g1.x, g1.y, g1.z, g1.w};
+    const float u[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
+    const float s = scales[r];
+    using P = typename Pair<T>::type;
+    uint4 out;
+    P* o = reinterpret_cast<P*>(&out);
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      float y[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float a = to_float(from_float<T>(__fmul_rn(g[e + h], s)));
+        const float b = to_float(from_float<T>(__fmul_rn(u[e + h], s)));
+        y[h] = silu_times(a, b);
+      }
+      o[e / 2] = pack_pair<T>(y[0], y[1]);
+    }
+    *reinterpret_cast<uint4*>(act + r * inter + 8 * j) = out;
+  }
+}
+
+// RopeQkvOutput's arithmetic on fp32 GEMM sums, a block per (token, head) as rope_qkv_kernel.
+template <typename T>
+__global__ void rope_qkv_scaled_kernel(const float* __restrict__ qkv, const float* __restrict__ scales,
+                                       const T* __restrict__ bias, RopeQkvOutputs out) {
+  const int64_t t = blockIdx.x, h = blockIdx.y, head_dim = out.head_dim, half = head_dim / 2;
+  const float* src = qkv + (t * (out.heads + 2 * out.kv_heads) + h) * head_dim;
+  T* dst = qkv_head_row<T>(out, t, h);
+  if (!dst) return;  // a padding token: no KV
+  const float s = scales[t];
+  const bool v = is_v_head(out, h);
+  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+    const int64_t p = paired_row(static_cast<int>(i), static_cast<int>(head_dim));  // i + half at p + 8
+    float lo = __fmul_rn(src[p], s), hi = __fmul_rn(src[p + 8], s);
+    if (bias) {
+      lo += to_float(bias[h * head_dim + p]);
+      hi += to_float(bias[h * head_dim + p + 8]);
+    }
+    if (v) {
+      dst[i] = from_float<T>(lo);
+      dst[i + half] = from_float<T>(hi);
+      continue;
+    }
+    const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
+    const RopeAngle r = rope_angle(static_cast<float>(out.positions[t]), out.inv_freq[i], out.attention_scale);
+    dst[i] = from_float<T>(rope_low(a, b, r));
+    dst[i + half] = from_float<T>(rope_high(a, b, r));
+  }
+}
+
+// A warp a row.
+__global__ void row_scales_kernel(const float* __restrict__ square_sums, float eps, int dim,
+                                  float* __restrict__ scales) {
+  const int groups = static_cast<int>(norm_groups(dim));
+  const float inv = row_inv_rms(square_sums + static_cast<int64_t>(blockIdx.x) * groups, groups, dim, eps);
+  if (threadIdx.x == 0) scales[blockIdx.x] = inv;
+}
+
+}  // namespace
+
+void silu_mul_scaled(const float* gate_up, const float* scales, void* act, int64_t rows, int64_t inter,
+                     ElemType storage, cudaStream_t stream) {
+  const int64_t n = rows * inter / 8;
+  if (n == 0) return;
+  constexpr int kThreads = 256;
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 65535));
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    silu_mul_scaled_kernel<T><<<grid, kThreads, 0, stream>>>(gate_up, scales, static_cast<T*>(act), rows, inter);
+  });
+}
+
+void rope_qkv_scaled(const float* qkv, const float* scales, const void* bias, const RopeQkvOutputs& out, int64_t tokens,
+                     ElemType storage, cudaStream_t stream) {
+  if (tokens == 0) return;
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    rope_qkv_scaled_kernel<T><<<qkv_head_grid(out, tokens), qkv_head_threads(out), 0, stream>>>(
+        qkv, scales, static_cast<const T*>(bias), out);
+  });
+}
+
+void row_scales(const float* square_sums, float eps, int64_t rows, int64_t dim, float* scales, cudaStream_t stream) {
+  if (rows == 0) return;
+  row_scales_kernel<<<static_cast<unsigned>(rows), 32, 0, stream>>>(square_sums, eps, static_cast<int>(dim), scales);
+}
+
+void add_residual_factored(float* residual, const void* delta, const FactoredNorm& next, int64_t rows, int64_t dim,
+                           ElemType storage, cudaStream_t stream) {
+  const int64_t tasks = rows * norm_groups(dim);
+  if (tasks == 0) return;
+  constexpr int kThreads = 256;
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    add_residual_factored_kernel<T>
+        <<<grid_for(tasks, kThreads), kThreads, 0, stream>>>(residual, static_cast<const T*>(delta), next, rows, dim);
+  });
+}
+
+void rms_norm_from_sums(const float* residual, const float* square_sums, const void* weight, float eps, int64_t rows,
+                        int64_t dim, void* out, ElemType storage, cudaStream_t stream) {
+  if (rows == 0) return;
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    rms_norm_from_sums_kernel<T><<<static_cast<unsigned>(rows), kNormThreads, 0, stream>>>(
+        residual, square_sums, static_cast<const T*>(weight), eps, dim, static_cast<T*>(out));
+  });
+}
+
+}  // namespace drift::cuda
