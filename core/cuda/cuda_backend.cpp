@@ -93,6 +93,8 @@ void CudaBackend::begin_forward(const ForwardInputs& inputs) {
     capturing_ = false;
   }
   arena_.reset();
+  scaled_output_ = nullptr;  // it was arena memory
+  scaled_output_floats_ = 0;
   staging_.recycle();
   upload_.upload(inputs, stream_);
   const uint64_t generation = arena_.generation() * 1000003u + upload_.generation();

@@ -114,14 +114,16 @@ class CudaBackend final : public Backend {
   bool pairs_rows(int64_t rows, int64_t span) const {
     return paired_weights_ && span > 0 && cuda::can_pair_rows(rows, span);
   }
-  // A factored in's row scales, its tensors checked; nullopt when in is formed or its rows are
-  // not the skinny GEMM's (then the consumer forms the rows and runs the plain op).
+  // A factored in's row scales, its tensors checked (a workspace for them above 8 rows); nullopt
+  // when in is formed.
   std::optional<cuda::RowScales> row_scales(const NormedRows& in, int64_t rows);
   // The scaled projection of more than 32 factored rows (cuda_backend_residual.cpp).
   template <typename Finish>
   void scaled_projection(const NormedRows& in, const cuda::RowScales& scales, const Tensor& weight, int64_t rows,
                          Finish finish);
-  static constexpr int64_t kScaledChunkFloats = int64_t{32} << 20;  // 128 MB of fp32 GEMM output a chunk
+  static constexpr int64_t kScaledOutputFloats = int64_t{16} << 20;  // 64 MB: gate/up of 585 rows at 8B
+  float* scaled_output_ = nullptr;  // this forward's (begin_forward drops it with the arena)
+  int64_t scaled_output_floats_ = 0;
   cuda::RopeQkvOutputs rope_qkv_outputs(Tensor& q, LayerKV& kv, const std::vector<int32_t>& positions,
                                         const std::vector<float>& inv_freq, float attention_scale,
                                         const AttentionMetadata& meta);

@@ -1,7 +1,8 @@
-// The factored norm's halves as kernels of their own, for the calls a GEMM's epilogue does not
-// take: the add for the CUDA-core skinny GEMM (k % 8 != 0), and the rows formed for a consumer
-// that cannot scale its sums (Qwen3's q/k norms, the lm_head, weights not in the paired layout).
-// The arithmetic and its order are residual_norm.cuh's.
+// The factored norm's kernels besides the skinny GEMM's epilogues (residual_norm.cuh): the add
+// after a GEMM whose epilogue cannot do it (cuBLASLt above 32 rows, the CUDA-core GEMM), the row
+// scales computed ahead (more than 8 rows), the consumer's half after an fp32 cuBLASLt GEMM
+// (silu_mul_scaled, rope_qkv_scaled), and the rows formed for a consumer that cannot scale
+// (Qwen3's q/k norms, the lm_head, weights not paired, k % 8 != 0).
 #include <algorithm>
 
 #include "kernels/cuda/dtype.cuh"

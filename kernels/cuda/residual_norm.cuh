@@ -65,7 +65,7 @@ __device__ __forceinline__ float normed_value(float residual, float inv_rms, flo
 }
 
 // Eight consecutive normed elements (residual r[0..7], weight w8 as 8 packed storage values) as
-// the 16 bytes a GEMM's x fragment or a norm kernel's store takes.
+// the 16 bytes a norm kernel stores.
 template <typename T>
 __device__ __forceinline__ uint4 normed_pack8(float4 r0, float4 r1, uint4 w8, float inv) {
   using P = typename Pair<T>::type;

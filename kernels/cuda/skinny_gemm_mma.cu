@@ -44,6 +44,7 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kFeatures = 16;
+static_assert(kFeatures == kNormGroup, "ResidualAddOutput: a block's features are one norm group");
 // 32-wide k steps whose loads are issued before the first MMA: fewer with more row tiles, whose
 // x fragments take the registers (occupancy). A warp's steps run in the same order either way.
 template <int NT>

@@ -641,7 +641,9 @@ TEST_P(CudaOpsTest, PairedWeightsFuseRopeAndKvWriteIntoTheGemmExactly) {
 // factored (residual * norm weight, and per-16-column sums of squares), and the next projection
 // scales each row's sums by its 1 / rms (in the skinny GEMM's epilogue up to 32 rows, after an
 // fp32 cuBLASLt GEMM above). Checked over row counts around every path boundary (8 and 32) and
-// shapes with a partial last group (200) or k % 8 != 0 (the CUDA-core GEMM and the add kernel):
+// shapes with a partial last group (100, 200) or k % 8 != 0 (kin 100: the CUDA-core GEMM and the
+// add kernel; hidden 100: projections that form their rows), a padding token, and more than 32
+// rows in chunks (the projection's scratch holds half its rows in fp32):
 // - the residual gets the bits of linear then add_inplace, and the sums are the host's (an fma a
 //   column, in order, per group);
 // - a row gets the same bits whatever the call's row count up to 32 (decode and verification);
@@ -653,7 +655,7 @@ TEST_P(CudaOpsTest, ResidualStreamNormFactoredIntoTheNeighbouringGemms) {
   const int64_t qkv_width = (heads + 2 * kv_heads) * head_dim;
   std::vector<float> freqs(head_dim / 2);
   for (int64_t i = 0; i < head_dim / 2; ++i) freqs[i] = std::pow(500000.0f, -2.0f * i / head_dim);
-  for (int64_t hidden : {64, 200, 1024})
+  for (int64_t hidden : {64, 100, 200, 1024})  // 100: the projections form their rows (k % 8 != 0)
     for (int64_t kin : {96, 100}) {
       const std::string shape = std::to_string(hidden) + "/" + std::to_string(kin);
       auto [w_out, w_out_ref] = bf16_pair(random({hidden, kin}, 0.1f));
@@ -698,7 +700,7 @@ TEST_P(CudaOpsTest, ResidualStreamNormFactoredIntoTheNeighbouringGemms) {
         Tensor v = gpu_out({rows, kv_heads, head_dim});
         const std::vector<int32_t> pos(positions.begin(), positions.begin() + rows);
         AttentionMetadata meta;
-        for (int64_t t = 0; t < rows; ++t) meta.slots.push_back(t);
+        for (int64_t t = 0; t < rows; ++t) meta.slots.push_back(t == 1 ? -1 : t);  // token 1: padding, no KV
         if (formed) {
           gpu_->Backend::normed_linear_swiglu(in, gate_up, scratch, act);
           gpu_->Backend::normed_linear_qkv_rope_write(in, w_qkv, b_qkv, qkv, q, k, v, kv, pos, freqs, 1.0f, meta);
