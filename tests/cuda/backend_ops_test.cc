@@ -642,8 +642,7 @@ TEST_P(CudaOpsTest, PairedWeightsFuseRopeAndKvWriteIntoTheGemmExactly) {
 // scales each row's sums by its 1 / rms (in the skinny GEMM's epilogue up to 32 rows, after an
 // fp32 cuBLASLt GEMM above). Checked over row counts around every path boundary (8 and 32) and
 // shapes with a partial last group (100, 200) or k % 8 != 0 (kin 100: the CUDA-core GEMM and the
-// add kernel; hidden 100: projections that form their rows), a padding token, and more than 32
-// rows in chunks (the projection's scratch holds half its rows in fp32):
+// add kernel; hidden 100: projections that form their rows), and a padding token:
 // - the residual gets the bits of linear then add_inplace, and the sums are the host's (an fma a
 //   column, in order, per group);
 // - a row gets the same bits whatever the call's row count up to 32 (decode and verification);
