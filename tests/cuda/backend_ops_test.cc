@@ -657,9 +657,12 @@ TEST_P(CudaOpsTest, ResidualStreamNormFactoredIntoTheNeighbouringGemms) {
   for (int64_t hidden : {64, 100, 200, 1024})  // 100: the projections form their rows (k % 8 != 0)
     for (int64_t kin : {96, 100}) {
       const std::string shape = std::to_string(hidden) + "/" + std::to_string(kin);
-      auto [w_out, w_out_ref] = bf16_pair(random({hidden, kin}, 0.1f));
-      auto [b_out, b_out_ref] = bf16_pair(random({hidden}));
-      auto [norm_w, norm_w_ref] = bf16_pair(random({hidden}));
+      // Plain locals, not structured bindings: the lambda below captures them.
+      const std::pair<Tensor, Tensor> out_w = bf16_pair(random({hidden, kin}, 0.1f)),
+                                      out_b = bf16_pair(random({hidden}));
+      const std::pair<Tensor, Tensor> norm = bf16_pair(random({hidden}));
+      const Tensor &w_out = out_w.first, &w_out_ref = out_w.second, &b_out = out_b.first, &b_out_ref = out_b.second;
+      const Tensor &norm_w = norm.first, &norm_w_ref = norm.second;
       const Tensor gate = random({inter, hidden}, 0.1f), up = random({inter, hidden}, 0.1f);
       const std::vector<RawTensor> gu_blocks = {{gate.data(), DType::F32, gate.shape()},
                                                 {up.data(), DType::F32, up.shape()}};
