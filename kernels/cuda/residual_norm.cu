@@ -15,7 +15,7 @@
 namespace drift::cuda {
 namespace {
 
-// A group of 16 consecutive 16-bit values as floats, and back (two 16-byte accesses each).
+// A group of 16 consecutive 16-bit values as floats (two 16-byte loads).
 template <typename T>
 __device__ __forceinline__ void load16_floats(const T* p, float (&v)[kNormGroup]) {
   using P = typename Pair<T>::type;
