@@ -134,6 +134,7 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
   if (a.chat) chat.emplace(config.model.path, engine->tokenizer());
   auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts, chat ? &*chat : nullptr),
                                     a.system_prompt_tokens);
+  if (first) std::fprintf(stderr, "[bench] %zu prompts from %s\n", prompts.size(), prompts_path.c_str());
   int64_t concurrency = a.concurrency;
   if (!a.scenario.empty()) {
     Scenario s = make_scenario(a.scenario, prompts, a.max_new_tokens);
@@ -184,7 +185,7 @@ int run_bench(const std::vector<std::string>& args) {
   add_engine_options(desc, a.source);
   desc.add_options()("compare", po::value(&a.compare_configs),
                      "another config to run in the same process (repeatable)")(
-      "prompts", po::value(&a.prompts_path), "JSON-lines prompt set (default: ../shared/datasets/mt_bench.jsonl)")(
+      "prompts", po::value(&a.prompts_path), "JSON-lines prompt set (default: MT-Bench, datasets/mt_bench.jsonl shipped with drift)")(
       "num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")(
       "max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")(
       "concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")(

@@ -8,15 +8,13 @@
 #include <fmt/format.h>
 
 #include "apps/plugin_stats_json.h"
+#include "apps/shipped_data.h"
 #include "apps/verification_json.h"
 #include "core/error.h"
 
 namespace drift::app {
 
-std::string default_prompt_set() {
-  const char* data = std::getenv("DRIFT_TEST_DATA");
-  return std::string(data && *data ? data : "../shared") + "/datasets/mt_bench.jsonl";
-}
+std::string default_prompt_set() { return shipped_data_file("datasets/mt_bench.jsonl"); }
 
 namespace {
 

@@ -53,7 +53,7 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
                           const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
                           int64_t concurrency, std::vector<std::vector<int32_t>>& outputs);
 
-// $DRIFT_TEST_DATA/datasets/mt_bench.jsonl, else ../shared/datasets/mt_bench.jsonl.
+// MT-Bench as it ships with drift (datasets/mt_bench.jsonl; apps/shipped_data.h finds it).
 std::string default_prompt_set();
 
 class BenchReport {

@@ -18,3 +18,7 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/drift-config-version.cma
 install(FILES "${PROJECT_BINARY_DIR}/drift-config.cmake"
               "${PROJECT_BINARY_DIR}/drift-config-version.cmake"
         DESTINATION "${DRIFT_CMAKE_INSTALL_DIR}" COMPONENT drift_sdk)
+
+# drift bench's default prompt set (apps/shipped_data.h finds it beside the installed binary).
+install(FILES "${PROJECT_SOURCE_DIR}/datasets/mt_bench.jsonl" "${PROJECT_SOURCE_DIR}/datasets/LICENSE.spec_bench"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/drift/datasets")

@@ -46,7 +46,7 @@ for workload in ${WORKLOADS:-agent_loop mt_bench}; do
   prompts=$out/agent_loop.jsonl
   chat=()
   if [[ $workload == mt_bench ]]; then
-    prompts=$(realpath "${DRIFT_TEST_DATA:-../shared}")/datasets/mt_bench.jsonl
+    prompts=$PWD/datasets/mt_bench.jsonl
     [[ $model == smollm2 ]] && chat=(--chat)  # a chat model gets the questions as user turns
   fi
   echo "== $workload ($model)"

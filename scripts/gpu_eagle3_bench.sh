@@ -9,14 +9,14 @@
 #            to EAGLE-3's published tau (chains of 5, corruption 0.1: tau ~ 4.7) against plain
 #   single-32k, batch4-16k   the scenarios: plain and the oracle at that tau side by side, and the
 #            random head (its draft cost per decode step at a long context)
-# Needs shared/ in the checkout (tools/golden/make_shape.py, models/, datasets/); writes under
+# Needs shared/ in the checkout (tools/golden/make_shape.py); writes under
 # $OUT (or gpu-logs/). The 8B checkpoint and head are made in /tmp on first use.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-logs}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
-export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/shared}
+export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/tests/data}
 drift=./build/apps/drift
 oracle=$PWD/build/tests/speculation/plugins/libdrift_oracle.so
 ckpt=${CKPT:-/tmp/llama3-8b}
@@ -84,7 +84,7 @@ case "${1:-}" in
     for c in 1 8; do
       for tree in chain dynamic; do
         # The shipped config (chain of 4), or a dynamic tree at the same budget of 8 nodes.
-        sed -e "s#\.\./\.\./shared#$PWD/shared#" configs/stories260k-eagle3.toml > "$work/stories.toml"
+        sed -e "s#\"\.\./models/#\"$PWD/models/#" configs/stories260k-eagle3.toml > "$work/stories.toml"
         [ $tree = dynamic ] && sed -i -e 's/^tree = .*/tree = "dynamic"/' -e 's/^depth = .*/depth = 6\ntopk = 2\nnum_nodes = 8/' \
           "$work/stories.toml"
         echo "== stories260K + head on CUDA, concurrency $c, $tree"

@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-logs}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
-export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/shared}
+export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/tests/data}
 drift=./build/apps/drift
 oracle=$PWD/build/tests/speculation/plugins/libdrift_oracle.so
 ckpt=${CKPT:-/tmp/llama3-8b}

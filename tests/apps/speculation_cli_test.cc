@@ -170,6 +170,17 @@ TEST(SpeculationCliTest, BenchPutsVariantsSideBySide) {
             ngram["draft"]["decode_step_seconds"].get<double>() - ngram["draft"]["forward_hook_seconds"].get<double>());
 }
 
+// The default prompt set (MT-Bench) ships with drift and is found beside the binary, not in the
+// working directory: bench runs from any folder.
+TEST(SpeculationCliTest, BenchFindsItsDefaultPromptSetFromAnyFolder) {
+  const std::string elsewhere = test::make_temp_dir("bench-cwd");
+  const auto r = run_command("cd " + shell_quote(elsewhere) + " && " + shell_quote(test::drift_exe()) +
+                             " bench --config " + shell_quote(test::source_dir() + "/configs/stories260k.toml") +
+                             " --num-prompts 2 --max-new-tokens 4 --variants off");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("mt_bench.jsonl")) << "the prompt set it read is named";
+}
+
 // --scenario replaces the prompt set with long prompts built from its tokens; a context the model
 // cannot hold fails those requests (counted), a bad name or a context without room is an error.
 TEST(SpeculationCliTest, BenchScenariosAreNamedAndChecked) {

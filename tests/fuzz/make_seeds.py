@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the fuzz seed corpora under tests/fuzz/corpus/<target>/ (checked in).
 
-    python3 tests/fuzz/make_seeds.py [SHARED]      # SHARED: the test data folder, default ../shared
+    python3 tests/fuzz/make_seeds.py [SHARED]      # SHARED: the test data folder, default tests/data
 
 Seeds are small real inputs: the example configs of configs/, the config.json /
 generation_config.json / tokenizer_config.json files of SHARED's checkpoints, a Qwen3
@@ -406,7 +406,7 @@ def safetensors_seeds():
 
 
 def main():
-    shared = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared"))
+    shared = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "data"))
     if not os.path.isdir(shared):
         print(f"make_seeds: {shared} not found: seeds from the shared data are skipped", file=sys.stderr)
     for target in ("fuzz_engine_config", "fuzz_model_config", "fuzz_special_tokens", "fuzz_tokenizer_json",

@@ -12,8 +12,8 @@ logprobs. Metrics are read with prometheus_client's parser. What each class star
 - QueueAndShutdown: stories260K with --max-requests 2: 429 beyond the bound, then SIGTERM with
   a request in flight (it finishes; new ones get 503; exit code 0).
 
-Run through run_openai_api_test.sh (ctest: server.openai_api). Missing shared data skips with a
-"[drift-skip]" line unless DRIFT_REQUIRE_TEST_DATA=1.
+Run through run_openai_api_test.sh (ctest: server.openai_api). The test data ships in the
+checkout's tests/data (DRIFT_TEST_DATA overrides it); a missing file is a failure naming it.
 """
 import argparse
 import concurrent.futures
@@ -45,15 +45,13 @@ STORY_PROMPTS = [
 
 
 def data_dir():
-    return os.environ.get("DRIFT_TEST_DATA") or ARGS.default_data or os.path.join(os.path.dirname(ARGS.root), "shared")
+    return os.environ.get("DRIFT_TEST_DATA") or ARGS.default_data or os.path.join(ARGS.root, "tests", "data")
 
 
 def require(path, hint):
     if os.path.exists(path):
         return path
-    if os.environ.get("DRIFT_REQUIRE_TEST_DATA") == "1":
-        raise AssertionError(f"test data missing: {path} ({hint}; DRIFT_REQUIRE_TEST_DATA=1 requires it)")
-    raise unittest.SkipTest(f"[drift-skip] test data missing: {path} ({hint})")
+    raise AssertionError(f"test data missing: {path} ({hint})")
 
 
 def skip_model_heavy_under_sanitizers():
@@ -630,9 +628,6 @@ def main():
     program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
     for line in LOAD_REPORT:
         print(line)
-    skipped = program.result.skipped
-    if skipped and all("[drift-skip]" in reason for _, reason in skipped):
-        print("[drift-skip] " + skipped[0][1])
     sys.exit(0 if program.result.wasSuccessful() else 1)
 
 

@@ -1,27 +1,19 @@
 #pragma once
-// Where tests find ../shared (goldens, models, tokenizers): env DRIFT_TEST_DATA, else the
-// build's default (the `shared` folder beside the source tree), and the fetched chat model.
+// Where tests find their reference data (goldens, models, tokenizers, chat templates, prompt sets):
+// env DRIFT_TEST_DATA, else the build's default, the checkout's tests/data (which links the
+// shipped models/ and datasets/; tests/data/README.md says where each file came from); and the
+// chat model scripts/setup.sh fetches.
 //
-// Missing data: a person who cloned the repository has no ../shared, so a test that needs a
-// missing file stops there and ctest counts it as skipped (one "[drift-skip] test data missing:
-// PATH" line; the tests' SKIP_REGULAR_EXPRESSION matches it). With DRIFT_REQUIRE_TEST_DATA=1 (CI)
-// a missing file is a failure instead, so nothing is skipped there.
+// The data ships with the checkout, so a missing file is a failure naming it, never a skip: only
+// the GPU suites skip, and only where no GPU exists (support/cuda_device.h).
 #include <stdexcept>
 #include <string>
 
 namespace drift::test {
 
-// Thrown by the functions below for missing data when it is not required: gtest reports the
-// exception (its message carries the skip marker) and ends the test there.
-class MissingTestData : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 std::string test_data_dir();
-bool test_data_required();  // DRIFT_REQUIRE_TEST_DATA=1
-// `relative` under the test data directory. When it does not exist: the test is skipped
-// (MissingTestData), or with DRIFT_REQUIRE_TEST_DATA=1 fails (ADD_FAILURE) and "" is returned.
+// `relative` under the test data directory. When it does not exist the test fails (ADD_FAILURE
+// naming the path) and "" is returned; callers ASSERT on that.
 std::string test_data_path(const std::string& relative);
 // SmolLM2-135M-Instruct as scripts/fetch_model.py writes it (env DRIFT_SMOLLM2_DIR, else
 // models/smollm2-135m-instruct in the source tree); missing: as test_data_path.

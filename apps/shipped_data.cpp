@@ -1,0 +1,32 @@
+#include "apps/shipped_data.h"
+
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+namespace drift::app {
+
+namespace {
+
+std::filesystem::path executable_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : exe.parent_path();
+}
+
+}  // namespace
+
+std::string shipped_data_file(const std::string& relative) {
+  const std::filesystem::path dir = executable_dir();
+  const std::vector<std::filesystem::path> candidates = {
+      dir / "../.." / relative,               // build tree: build/apps/drift
+      dir / "../share/drift" / relative,      // install tree: PREFIX/bin/drift
+  };
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) return c.lexically_normal().string();
+  }
+  return candidates.front().lexically_normal().string();
+}
+
+}  // namespace drift::app
