@@ -24,6 +24,7 @@ struct Row {
   bool graphs = true;
   int64_t batch = 0, context = 0, tokens = 0;  // tokens: rows of the forward
   double step_ms = 0, tokens_per_s = 0, bytes = 0, roofline = 0;
+  double tflops = 0;  // prefill rows: the forward's matrix arithmetic per second (0: not computed)
 };
 
 double median(std::vector<double> v) {
@@ -113,6 +114,17 @@ double weight_bytes(const ModelConfig& c, size_t elem) {
   return (per_layer * c.num_layers + static_cast<double>(c.vocab_size) * c.hidden_size) * elem;
 }
 
+// The matrix arithmetic of a prefill of `len` tokens (prefill is compute-bound: its rows report
+// TFLOP/s, to set against the device's dense peak): 2 flops a weight a row for the projections,
+// one logit row, and causal attention (q k^T and p v: 4 * head_dim flops a (query, key) pair a
+// head; query i sees i + 1 keys).
+double prefill_flops(const ModelConfig& c, int64_t len) {
+  const double projections = weight_bytes(c, 1) - static_cast<double>(c.vocab_size) * c.hidden_size;
+  const double pairs = static_cast<double>(len) * (len + 1) / 2;
+  const double attention = 4.0 * c.head_dim * c.num_heads * pairs * c.num_layers;
+  return 2.0 * projections * len + 2.0 * c.vocab_size * c.hidden_size + attention;
+}
+
 // Device copy bandwidth, counting bytes read plus bytes written (as the roofline counts reads).
 double copy_bandwidth(Backend& backend) {
   const int64_t elems = int64_t{1} << 29;  // 1 GiB of bf16 (or 2 GiB of fp32 on the CPU)
@@ -192,8 +204,10 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
   }
   if (wanted("prefill")) {
     for (int64_t len : {512, 8192}) {
+      if (len > std::max<int64_t>(512, o.max_context)) continue;  // --sweep-max-context bounds prefills too
       batches.reset();
       measure("prefill", 1, len, batches.prefill(len), len, len);
+      rows.back().tflops = prefill_flops(model, len) / (rows.back().step_ms * 1e-3) / 1e12;
     }
   }
   if (wanted("verify")) {
@@ -220,18 +234,18 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
 
   std::printf("forward sweep: %s, backend %s, copy bandwidth %.0f GB/s (read + write), weights %.2f GB\n",
               config.model.path.c_str(), backend->name().c_str(), bandwidth / 1e9, weights / 1e9);
-  std::printf("| row | graphs | batch | context | forward rows | step ms | tokens/s | roofline |\n"
-              "|---|---|---|---|---|---|---|---|\n");
+  std::printf("| row | graphs | batch | context | forward rows | step ms | tokens/s | roofline | TFLOP/s |\n"
+              "|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json json;
   json["model"] = config.model.path;
   json["backend"] = backend->name();
   json["copy_bandwidth_gbps"] = bandwidth / 1e9;
   json["weight_bytes"] = weights;
   for (const Row& r : rows) {
-    std::printf("| %s | %s | %lld | %lld | %lld | %.3f | %.1f | %.1f%% |\n", r.kind.c_str(), r.graphs ? "yes" : "no",
-                static_cast<long long>(r.batch),
-                static_cast<long long>(r.context), static_cast<long long>(r.tokens), r.step_ms, r.tokens_per_s,
-                100 * r.roofline);
+    std::printf("| %s | %s | %lld | %lld | %lld | %.3f | %.1f | %.1f%% | %s |\n", r.kind.c_str(),
+                r.graphs ? "yes" : "no", static_cast<long long>(r.batch), static_cast<long long>(r.context),
+                static_cast<long long>(r.tokens), r.step_ms, r.tokens_per_s, 100 * r.roofline,
+                r.tflops > 0 ? fmt::format("{:.4g}", r.tflops).c_str() : "");
     json["rows"].push_back({{"kind", r.kind},
                             {"cuda_graphs", r.graphs},
                             {"batch", r.batch},
@@ -240,7 +254,8 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
                             {"step_ms", r.step_ms},
                             {"tokens_per_s", r.tokens_per_s},
                             {"bytes_read", r.bytes},
-                            {"roofline_fraction", r.roofline}});
+                            {"roofline_fraction", r.roofline},
+                            {"tflops", r.tflops}});
   }
   return json;
 }

@@ -47,6 +47,10 @@ CudaBackend::CudaBackend(DType storage) : storage_(storage) {
   // separate GEMM and pointwise kernels (measuring the fusion's gain).
   if (const char* env = std::getenv("DRIFT_CUDA_PAIRED_WEIGHTS"); env && std::string(env) == "0")
     paired_weights_ = false;
+  // DRIFT_CUDA_SCALED_OUTPUT_MB sets the scaled projections' chunk of fp32 output (measuring
+  // chunk sizes; cuda_backend_residual.cpp).
+  if (const char* env = std::getenv("DRIFT_CUDA_SCALED_OUTPUT_MB"); env && std::atoll(env) > 0)
+    scaled_output_cap_floats_ = std::atoll(env) * (int64_t{1} << 20) / int64_t{sizeof(float)};
   cudaDeviceProp prop{};
   DRIFT_CUDA(cudaGetDeviceProperties(&prop, device_));
   spdlog::info("CUDA backend: {} ({} SMs, {:.1f} GiB), {} storage", prop.name, prop.multiProcessorCount,

@@ -121,7 +121,10 @@ class CudaBackend final : public Backend {
   template <typename Finish>
   void scaled_projection(const NormedRows& in, const cuda::RowScales& scales, const Tensor& weight, int64_t rows,
                          Finish finish);
-  static constexpr int64_t kScaledOutputFloats = int64_t{16} << 20;  // 64 MB: gate/up of 585 rows at 8B
+  // The most fp32 output one chunk of a scaled projection writes: 256 MB by default
+  // (DRIFT_CUDA_SCALED_OUTPUT_MB), so an 8K prefill at the 8B shape runs q/k/v as one GEMM and
+  // gate/up as four.
+  int64_t scaled_output_cap_floats_ = int64_t{64} << 20;
   float* scaled_output_ = nullptr;  // this forward's (begin_forward drops it with the arena)
   int64_t scaled_output_floats_ = 0;
   cuda::RopeQkvOutputs rope_qkv_outputs(Tensor& q, LayerKV& kv, const std::vector<int32_t>& positions,

@@ -10,7 +10,6 @@
 // layout, k % 8 != 0) form the rows first, at every forward size alike. fp16 storage keeps the
 // one-pass add + norm kernel (see linear_add_residual).
 #include <algorithm>
-#include <numeric>
 
 #include "core/cuda/cuda_backend.h"
 #include "core/cuda/cuda_check.h"
@@ -101,21 +100,21 @@ void CudaBackend::form_normed_rows(const NormedRows& in) {
 
 // For a factored input of more than 32 rows: scales = the rows' 1 / rms, then the GEMM of the
 // factored rows into fp32, chunk by chunk, each chunk finished by finish(sums, first row, rows).
-// The fp32 output is one arena buffer per forward (scaled_output_: at most kScaledOutputFloats,
-// grown once when the gate/up projection follows q/k/v), so no layer allocates more.
+// The fp32 output is one arena buffer per forward (scaled_output_, grown when the gate/up
+// projection follows q/k/v), so no layer allocates more.
 template <typename Finish>
 void CudaBackend::scaled_projection(const NormedRows& in, const cuda::RowScales& scales, const Tensor& weight,
                                     int64_t rows, Finish finish) {
   const int64_t dim = weight.dim(1), n = weight.dim(0);
-  if (const int64_t want = std::min(rows * n, kScaledOutputFloats); scaled_output_floats_ < want) {
-    scaled_output_ = static_cast<float*>(arena_.allocate(want * sizeof(float)));
-    scaled_output_floats_ = want;
+  // Chunks are whole 128-row tiles, cuBLASLt's largest: a chunk of 585 rows (64 MB at the 8B
+  // shape's gate/up) left a partial tile in each of 14 GEMMs. A multiple of 128 rows also starts
+  // each chunk's input 256 bytes apart, cuBLASLt's alignment.
+  constexpr int64_t kTileRows = 128;
+  const int64_t chunk = std::min(rows, std::max(kTileRows, scaled_output_cap_floats_ / n / kTileRows * kTileRows));
+  if (scaled_output_floats_ < chunk * n) {
+    scaled_output_ = static_cast<float*>(arena_.allocate(chunk * n * sizeof(float)));
+    scaled_output_floats_ = chunk * n;
   }
-  // Chunks start 256 bytes apart in the input (cuBLASLt's alignment): a multiple of `step` rows.
-  const int64_t step = 128 / std::gcd<int64_t>(dim, 128);
-  const int64_t chunk = std::min(rows, std::max(step, scaled_output_floats_ / n / step * step));
-  DRIFT_CHECK(chunk * n <= scaled_output_floats_, "a {}-feature projection's fp32 rows do not fit {} floats", n,
-              scaled_output_floats_);
   cuda::row_scales(scales.square_sums, scales.eps, rows, dim, scales.workspace, stream_);
   DRIFT_LAUNCHED("row_scales");
   for (int64_t first = 0; first < rows; first += chunk) {
