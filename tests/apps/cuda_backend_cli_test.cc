@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/backend.h"
-#include "support/cuda_device.h"
+#include "core/error.h"
 #include "support/run_command.h"
 #include "support/test_data.h"
 
@@ -29,9 +29,14 @@ TEST(CudaBackendCli, WithoutAGpuTheErrorSaysNoDeviceWasFound) {
     EXPECT_THAT(r.err, HasSubstr("backend 'cuda' is not available in this build (built without nvcc)"));
     return;
   }
-  std::string why;
-  if (test::cuda_backend_or_null(why))
-    GTEST_SKIP() << "a CUDA device is present: this test is for machines without one";
+  // Whether a device is present, asked directly (not through the GPU suites' helper, whose
+  // DRIFT_REQUIRE_GPU mode fails where this test is meant to run).
+  bool device_present = false;
+  try {
+    device_present = create_backend("cuda") != nullptr;
+  } catch (const DriftError&) {
+  }
+  if (device_present) GTEST_SKIP() << "a CUDA device is present: this test is for machines without one";
   const auto r = generate_on_cuda();
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("backend 'cuda': no CUDA device was found (cudaGetDeviceCount"));
