@@ -1,6 +1,8 @@
 // drift chat: a conversation with a chat model. Each turn renders the whole conversation with the
 // model's chat template and streams the reply. Turns come from --prompt (non-interactive, in
-// order) or, without one, from standard input, one line per turn (with a "> " prompt on a TTY).
+// order) or, without one, from standard input, one line per turn (with a "> " prompt on a TTY),
+// where a line starting with '/' is a command (chat_line.h). A conversation that outgrows
+// max_seq_len loses its oldest turns (chat_history.h).
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +12,8 @@
 #include <iostream>
 
 #include "apps/chat_formatter.h"
+#include "apps/chat_history.h"
+#include "apps/chat_line.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
 #include "apps/sampling_options.h"
@@ -46,11 +50,29 @@ class ChatSession {
     if (!system_.empty()) messages_.push_back(chat_message("system", system_));
   }
 
-  // Streams the reply to `user` and keeps both in the conversation. A failed turn (e.g. the
-  // conversation outgrew max_seq_len) is reported and left out, so the chat can go on.
+  // Streams the reply to `user` and keeps both in the conversation. A failed turn is reported and
+  // left out, so the chat can go on.
   bool turn(const std::string& user) {
     messages_.push_back(chat_message("user", user));
-    const int64_t id = engine_.add_request(formatter_.encode(messages_), params_);
+    const int64_t max_seq_len = engine_.options().limits.max_seq_len;
+    FittedConversation fitted = fit_conversation(messages_, system_.empty() ? 0 : 1, formatter_, max_seq_len,
+                                                 reply_room(params_.max_new_tokens, max_seq_len));
+    if (!fitted.fits) {
+      std::fprintf(stderr,
+                   "drift chat: this message does not fit: its prompt alone is %zu tokens, and max_seq_len is %lld; "
+                   "send a shorter one (the conversation so far is kept; /reset starts over)\n",
+                   fitted.prompt_ids.size(), static_cast<long long>(max_seq_len));
+      messages_.erase(messages_.size() - 1);
+      return false;
+    }
+    if (fitted.dropped_turns > 0) {
+      std::fprintf(stderr,
+                   "drift chat: the conversation outgrew max_seq_len = %lld: its %lld oldest turn(s) were dropped "
+                   "to leave room for the reply (the system message is kept; /reset starts over)\n",
+                   static_cast<long long>(max_seq_len), static_cast<long long>(fitted.dropped_turns));
+      messages_ = std::move(fitted.messages);
+    }
+    const int64_t id = engine_.add_request(std::move(fitted.prompt_ids), params_);
     while (engine_.has_unfinished())
       for (const RequestOutput& out : engine_.step())
         if (out.id == id) write_out(out.text);
@@ -73,21 +95,41 @@ class ChatSession {
   nlohmann::ordered_json messages_;
 };
 
-// Interactive: one turn per line until end of input; "/reset" starts a new conversation.
+// One line of an interactive chat; false when it failed (a failed turn, an unknown command).
+bool run_line(ChatSession& session, const ChatLine& line) {
+  switch (line.kind) {
+    case ChatLineKind::Message:
+      return session.turn(line.text);
+    case ChatLineKind::Reset:
+      session.reset();
+      return true;
+    case ChatLineKind::Help:
+      std::fprintf(stderr, "drift chat commands:\n%s", chat_commands_help());
+      return true;
+    case ChatLineKind::Unknown:
+      std::fprintf(stderr, "drift chat: unknown command '%s' (not sent to the model); the commands are:\n%s",
+                   line.text.c_str(), chat_commands_help());
+      return false;
+    case ChatLineKind::Quit:
+      break;  // the caller's
+  }
+  return true;
+}
+
+// Interactive: one turn per line until end of input or /quit; a line starting with '/' is a
+// command, never sent to the model.
 int run_interactive(ChatSession& session) {
   const bool tty = isatty(STDIN_FILENO);
-  if (tty) std::fprintf(stderr, "drift chat: one turn per line; /reset starts over; Ctrl-D ends\n");
+  if (tty) std::fprintf(stderr, "drift chat: one turn per line; /help lists the commands; Ctrl-D ends\n");
   bool all_ok = true;
   std::string line;
   while (true) {
     if (tty) write_out("> ");
     if (!std::getline(std::cin, line)) break;
     if (line.empty()) continue;
-    if (line == "/reset") {
-      session.reset();
-      continue;
-    }
-    all_ok &= session.turn(line);
+    const ChatLine parsed = parse_chat_line(line);
+    if (parsed.kind == ChatLineKind::Quit) break;
+    all_ok &= run_line(session, parsed);
   }
   if (tty) write_out("\n");
   return all_ok ? 0 : 1;
@@ -104,7 +146,14 @@ int run_chat(const std::vector<std::string>& args) {
       ("system", po::value(&a.system), "the system message (default: the template's own)");
   add_sampling_options(desc, a.sampling);
   po::variables_map vm;
-  if (!parse_command_line(args, desc, vm, "usage: drift chat (--config F | --model DIR) [--prompt TEXT ...]")) return 0;
+  const std::string usage = std::string(
+                                "usage: drift chat (--config F | --model DIR) [--prompt TEXT ...]\n\n"
+                                "Without --prompt, each line of standard input is a turn; a line starting with "
+                                "'/' is a command:\n") +
+                            chat_commands_help() +
+                            "A conversation longer than engine.max_seq_len loses its oldest turns (said on "
+                            "stderr); the system message stays.";
+  if (!parse_command_line(args, desc, vm, usage)) return 0;
   read_sampling_options(vm, a.sampling);
   // A conversation is for reading: loading messages stay out of it unless asked for.
   if (a.source.log_level.empty() && !std::getenv("DRIFT_LOG_LEVEL")) a.source.log_level = "warn";

@@ -1,13 +1,13 @@
 #include "apps/engine_options.h"
 
 #include <charconv>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "core/model_path.h"
 
 namespace po = boost::program_options;
 
@@ -31,8 +31,8 @@ EngineConfig resolve_engine_config(const EngineSource& source) {
   if (source.config_path.empty() && source.model_dir.empty()) fail("give --config FILE or --model DIR");
   EngineConfig config = source.config_path.empty() ? EngineConfig{} : load_config(source.config_path);
   if (!source.model_dir.empty()) {
-    if (!std::filesystem::is_directory(source.model_dir))
-      fail("--model '{}': the model directory does not exist", source.model_dir);
+    if (const std::string why = check_model_path(source.model_dir); !why.empty())
+      fail("--model '{}': {}", source.model_dir, why);
     config.model.path = source.model_dir;
   }
   if (!source.backend.empty()) {

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -180,6 +181,37 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
   read_plugins(root, c, source, base_dir);
 }
 
+std::string plugin_names(const EngineConfig& c) {
+  std::string names;
+  for (const PluginEntry& p : c.plugins) names += (names.empty() ? "\"" : ", \"") + p.name + "\"";
+  return names.empty() ? "none" : names;
+}
+
+// [speculative]'s roles must name [[plugins]] entries whether or not speculation is on: a policy
+// that does not exist, or speculation switched on with nothing to draft, would otherwise run
+// silently without the strategy the file asks for. (Whether an entry is of the right kind is
+// known once it is loaded: PluginHost::select.)
+void check_speculation_roles(const EngineConfig& c, const std::string& src) {
+  const SpeculativeSection& s = c.speculative;
+  if (s.enabled && s.draft_provider.empty())
+    fail(
+        "{}: speculative.enabled = true, but speculative.draft_provider is not set: name the [[plugins]] entry "
+        "that drafts (configured: {}), or set enabled = false",
+        src, plugin_names(c));
+  auto configured = [&](const std::string& name) {
+    return std::any_of(c.plugins.begin(), c.plugins.end(), [&](const PluginEntry& p) { return p.name == name; });
+  };
+  if (s.enabled && !configured(s.draft_provider))
+    fail("{}: speculative.draft_provider = \"{}\": no [[plugins]] entry has that name (configured: {})", src,
+         s.draft_provider, plugin_names(c));
+  const bool builtin = s.verification.empty() || s.verification == "full";
+  if (!builtin && !configured(s.verification))
+    fail(
+        "{}: speculative.verification = \"{}\": no [[plugins]] entry has that name (configured: {}); use \"full\" "
+        "(the built-in) or add the policy's [[plugins]] entry",
+        src, s.verification, plugin_names(c));
+}
+
 }  // namespace
 
 EngineConfig parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir) {
@@ -263,6 +295,7 @@ void validate_config(const EngineConfig& c) {
   if (!(c.speculative.fallback_below >= 0 && c.speculative.fallback_below <= limits::kMaxDraftTokens))
     fail("{}: speculative.fallback_below = {} is out of range [0, {}] (a tree's expected accepted tokens)", src,
          c.speculative.fallback_below, limits::kMaxDraftTokens);
+  check_speculation_roles(c, src);
   if (!c.speculative.fallback_provider.empty() && c.speculative.fallback_provider == c.speculative.draft_provider)
     fail("{}: speculative.fallback_provider = \"{}\" is the draft_provider itself", src,
          c.speculative.fallback_provider);

@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/model_layout.h"
+#include "core/model_path.h"
 #include "core/model_runner.h"
 #include "core/model_weights.h"
 #include "core/plugin/backend_callbacks.h"
@@ -82,7 +82,8 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   const std::string& dir = config.model.path;
   const std::string& source = config.source.empty() ? std::string("config") : config.source;
   if (dir.empty()) fail("{}: [model] path is not set", source);
-  if (!std::filesystem::is_directory(dir)) fail("{}: model.path = \"{}\": the model directory does not exist", source, dir);
+  if (const std::string why = check_model_path(dir); !why.empty())
+    fail("{}: model.path = \"{}\": {}", source, dir, why);
   ModelConfig model = load_model_config(dir);
   // Positions past the model's range have no trained rotary embedding; a silent cut would hide the
   // config's intent, so an explicit larger value is an error.

@@ -15,6 +15,7 @@
 
 #include "core/backend.h"
 #include "core/cuda/blas_gemm.h"
+#include "core/cuda/cuda_device.h"
 #include "core/cuda/device_arena.h"
 #include "core/cuda/forward_upload.h"
 #include "core/cuda/pinned_staging.h"
@@ -131,7 +132,8 @@ class CudaBackend final : public Backend {
                                         const std::vector<float>& inv_freq, float attention_scale,
                                         const AttentionMetadata& meta);
 
-  int device_ = 0;
+  // First member: checked before any other member's constructor calls the CUDA runtime.
+  int device_ = cuda_backend::require_cuda_device();
   DType storage_ = DType::BF16;
   cuda::ElemType storage_type_ = cuda::ElemType::BF16;
   cudaStream_t stream_ = nullptr;

@@ -98,6 +98,89 @@ TEST(ChatCommandTest, BenchChatPromptsEqualGenerateChat) {
   EXPECT_THAT(no_template.err, HasSubstr("has no chat template"));
 }
 
+// Issue 32: in an interactive chat a line starting with '/' is a command, never a turn: /quit and
+// /exit end the chat, an unknown command is an error listing the commands, and "//" sends a
+// message that starts with '/'.
+TEST(ChatCommandTest, SlashCommandsNeverReachTheModel) {
+  test::smollm2_model_dir();
+  const std::string chat = drift_in_source("chat --config configs/smollm2.toml --max-new-tokens 8");
+  auto piped = [&](const std::string& lines) { return run_command("printf '" + lines + "' | (" + chat + ")"); };
+  const auto one_turn =
+      run_command(drift_in_source("chat --config configs/smollm2.toml --max-new-tokens 8 "
+                                  "--prompt 'Hello!'"));
+  ASSERT_EQ(one_turn.exit_code, 0) << one_turn.err;
+  for (const std::string quit : {"/quit", "/exit", "/quit  "}) {
+    const auto r = piped("Hello!\\n" + quit + "\\nWhat did I just say?\\n");
+    ASSERT_EQ(r.exit_code, 0) << quit << ": " << r.err;
+    EXPECT_EQ(r.out, one_turn.out) << quit << " did not end the chat";
+  }
+  const auto two_turns =
+      run_command(drift_in_source("chat --config configs/smollm2.toml --max-new-tokens 8 "
+                                  "--prompt 'Hello!' --prompt 'What did I just say?'"));
+  const auto unknown = piped("Hello!\\n/frobnicate\\nWhat did I just say?\\n");
+  EXPECT_EQ(unknown.exit_code, 1) << "an unknown command is an error";
+  EXPECT_EQ(unknown.out, two_turns.out) << "the unknown command reached the model";
+  EXPECT_THAT(unknown.err, HasSubstr("unknown command '/frobnicate' (not sent to the model)"));
+  EXPECT_THAT(unknown.err, HasSubstr("/reset"));
+  EXPECT_THAT(unknown.err, HasSubstr("/quit, /exit"));
+  const auto escaped = piped("//etc is a folder?\\n");
+  const auto slash_message =
+      run_command(drift_in_source("chat --config configs/smollm2.toml --max-new-tokens 8 "
+                                  "--prompt '/etc is a folder?'"));
+  ASSERT_EQ(escaped.exit_code, 0) << escaped.err;
+  EXPECT_EQ(escaped.out, slash_message.out);
+  // drift chat --help documents them.
+  const auto help = run_command(drift_in_source("chat --help"));
+  EXPECT_THAT(help.out, HasSubstr("/quit, /exit"));
+  EXPECT_THAT(help.out, HasSubstr("/reset"));
+  EXPECT_THAT(help.out, HasSubstr("max_seq_len"));
+}
+
+// SmolLM2 under a small max_seq_len, for conversations that outgrow it.
+std::string short_context_config(int64_t max_seq_len) {
+  const std::string dir = test::make_temp_dir("chat-context");
+  std::ofstream(dir + "/c.toml") << "schema_version = 1\n[model]\npath = \"" << test::smollm2_model_dir()
+                                 << "\"\n[engine]\nmax_seq_len = " << max_seq_len
+                                 << "\n[kv_cache]\nmemory_mb = 64\n[generation]\nmax_new_tokens = 12\n";
+  return dir + "/c.toml";
+}
+
+// Issue 32: once the re-sent history passed max_seq_len, every later turn failed. The oldest turns
+// are dropped instead (said on stderr), so each turn gets a reply.
+TEST(ChatCommandTest, ALongConversationDropsItsOldestTurns) {
+  if (test::smollm2_model_dir().empty()) return;
+  const std::string config = short_context_config(128);
+  std::string prompts;
+  for (const char* turn :
+       {"Hello!", "Name a color.", "Name a fruit.", "Name an animal.", "Name a city.", "Name a planet."})
+    prompts += std::string(" --prompt ") + shell_quote(turn);
+  const auto r = run_command(drift_in_source("chat --config " + shell_quote(config) + prompts));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("this turn failed")));
+  EXPECT_THAT(r.err, HasSubstr("drift chat: the conversation outgrew max_seq_len = 128: its "));
+  EXPECT_THAT(r.err, HasSubstr("oldest turn(s) were dropped to leave room for the reply (the system message is "
+                               "kept; /reset starts over)"));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 6) << r.out;
+}
+
+// A message that cannot fit even alone is refused before it reaches the engine, saying what to do;
+// the chat goes on with the next line.
+TEST(ChatCommandTest, AMessageLongerThanMaxSeqLenIsRefusedAndTheChatGoesOn) {
+  if (test::smollm2_model_dir().empty()) return;
+  const std::string config = short_context_config(64);
+  std::string long_message;
+  for (int i = 0; i < 80; ++i) long_message += "word ";
+  const auto r = run_command("printf 'Hello!\\n" + long_message + "\\nName a color.\\n' | (" +
+                             drift_in_source("chat --config " + shell_quote(config)) + ")");
+  EXPECT_EQ(r.exit_code, 1) << "a refused message is a failed turn";
+  EXPECT_THAT(r.err, HasSubstr("drift chat: this message does not fit: its prompt alone is "));
+  EXPECT_THAT(r.err, HasSubstr("tokens, and max_seq_len is 64; send a shorter one (the conversation so far is kept; "
+                               "/reset starts over)"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("this turn failed")));
+  // Two replies: the turns before and after the refused one.
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+}
+
 TEST(ChatCommandTest, BadChatUseIsAClearError) {
   const std::string stories = test::test_data_path("models/stories260K");
   auto r = run_command(drift_in_source("chat --model " + shell_quote(stories) + " --prompt hi"));

@@ -136,6 +136,15 @@ TEST(GenerateCommandTest, BadInputGivesAClearError) {
     EXPECT_NE(r.exit_code, 0) << c.args;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\nstderr: " << r.err;
   }
+  // Issue 32: a checkpoint's file instead of its folder was reported as a folder that does not exist.
+  const std::string file = stories() + "/config.json";
+  auto r = run_command(drift() + " generate --model " + shell_quote(file) + " --prompt x");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--model '" + file +
+                       "': is a file, not a checkpoint folder (give the folder that holds "
+                       "config.json and the *.safetensors)"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(GenerateCommandTest, PromptLongerThanMaxSeqLenIsRefused) {

@@ -1,5 +1,6 @@
 // Engine configs: every file in configs/ loads and builds a working engine; unknown keys, wrong
 // types and bad values are errors naming the key, the value and the file.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -226,6 +227,57 @@ TEST(ConfigTest, MissingModelDirectoryNamesTheFileAndKey) {
               dir + "/m.toml: model.path = \"" + dir + "/no-such-model\": the model directory does not exist");
   }
   std::filesystem::remove_all(dir);
+}
+
+// Issue 32: a checkpoint file given for its folder was reported as missing.
+TEST(ConfigTest, AModelPathThatIsAFileSaysSo) {
+  const std::string dir = test::make_temp_dir("drift-config");
+  std::ofstream(dir + "/model.safetensors") << "not a folder";
+  std::ofstream(dir + "/m.toml") << "schema_version = 1\n[model]\npath = \"model.safetensors\"\n";
+  try {
+    Engine::from_config(load_config(dir + "/m.toml"));
+    FAIL() << "a file was accepted as the model folder";
+  } catch (const DriftError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/m.toml: model.path = \"" + dir +
+                                         "/model.safetensors\": is a file, not a checkpoint folder (give the folder "
+                                         "that holds config.json and the *.safetensors)");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 32: [speculative] roles that name nothing were accepted and the run went on without the
+// strategy: speculation on with no draft provider, or a verification policy that is not
+// configured while speculation is off (no plugin was loaded, so nothing checked the name).
+TEST(ConfigTest, SpeculativeRolesMustNameConfiguredPlugins) {
+  EXPECT_EQ(error_of("schema_version = 1\n[speculative]\nenabled = true\n"),
+            "bad.toml: speculative.enabled = true, but speculative.draft_provider is not set: name the [[plugins]] "
+            "entry that drafts (configured: none), or set enabled = false");
+  EXPECT_EQ(error_of("schema_version = 1\n[speculative]\nenabled = true\ndraft_provider = \"ngarm\"\n"
+                     "[[plugins]]\nname = \"ngram\"\n"),
+            "bad.toml: speculative.draft_provider = \"ngarm\": no [[plugins]] entry has that name (configured: "
+            "\"ngram\")");
+  EXPECT_EQ(error_of("schema_version = 1\n[speculative]\nverification = \"specpvv\"\n"),
+            "bad.toml: speculative.verification = \"specpvv\": no [[plugins]] entry has that name (configured: "
+            "none); use \"full\" (the built-in) or add the policy's [[plugins]] entry");
+  // What is right is still accepted: the built-in policy, a configured one, a provider named.
+  EXPECT_NO_THROW(parse_config("schema_version = 1\n[speculative]\nverification = \"full\"\n", "ok.toml", ""));
+  EXPECT_NO_THROW(
+      parse_config("schema_version = 1\n[speculative]\nenabled = true\ndraft_provider = \"ngram\"\n"
+                   "verification = \"specpv\"\n[[plugins]]\nname = \"ngram\"\n[[plugins]]\n"
+                   "name = \"specpv\"\n",
+                   "ok.toml", ""));
+  // A policy that does not exist is refused before any weight is loaded, with speculation off and
+  // no plugin at all (Engine::from_config on a config built in code).
+  EngineConfig c;
+  c.source = "code.toml";
+  c.model.path = test::test_data_path("golden/llama-tiny");
+  c.speculative.verification = "nope";
+  try {
+    Engine::from_config(c);
+    FAIL() << "an unknown verification policy was accepted";
+  } catch (const DriftError& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("code.toml: speculative.verification = \"nope\""));
+  }
 }
 
 TEST(ConfigTest, MaxSeqLenDefaultsToTheModelsAndMayNotExceedIt) {
