@@ -25,12 +25,15 @@ constexpr std::string_view kHeadEnd = "\r\n\r\n";
 // A complete response with an OpenAI-style error body, for the few the gate writes itself.
 std::string error_response(int status, std::string_view reason, std::string message) {
   const std::string body = error_json(ApiError(status, std::move(message))).dump();
-  return fmt::format("HTTP/1.1 {} {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
-                     status, reason, body.size(), body);
+  return fmt::format(
+      "HTTP/1.1 {} {}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", status,
+      reason, body.size(), body);
 }
 
 // Best effort: the client may be gone, and a full socket buffer is not worth waiting for.
-void send_now(int fd, std::string_view text) { (void)::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL); }
+void send_now(int fd, std::string_view text) {
+  (void)::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
 
 // What has arrived on fd (not consumed), up to `limit` bytes; -1 at end of stream or on error.
 ptrdiff_t peek(int fd, std::string& out, size_t limit) {
@@ -64,7 +67,8 @@ ConnectionGate::ConnectionGate(GateOptions options, Dispatch dispatch)
     : options_(options), dispatch_(std::move(dispatch)) {
   epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_ < 0 || wake_fd_ < 0) fail("drift serve: cannot create the connection gate's epoll: {}", std::strerror(errno));
+  if (epoll_ < 0 || wake_fd_ < 0)
+    fail("drift serve: cannot create the connection gate's epoll: {}", std::strerror(errno));
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.fd = wake_fd_;

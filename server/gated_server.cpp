@@ -12,9 +12,7 @@ namespace {
 // handler runs on the thread that serves its connection.
 thread_local bool t_close_after_response = false;
 
-std::chrono::milliseconds to_ms(time_t sec, time_t usec) {
-  return std::chrono::milliseconds(sec * 1000 + usec / 1000);
-}
+std::chrono::milliseconds to_ms(time_t sec, time_t usec) { return std::chrono::milliseconds(sec * 1000 + usec / 1000); }
 
 }  // namespace
 

@@ -20,10 +20,10 @@
 namespace drift::server {
 
 struct GatedServerOptions {
-  size_t threads = 16;                              // HTTP threads: requests handled at once
-  GateOptions gate;                                 // head and idle timeouts
+  size_t threads = 16;                                    // HTTP threads: requests handled at once
+  GateOptions gate;                                       // head and idle timeouts
   std::chrono::milliseconds request_read_timeout{60000};  // from a head's dispatch to its body's last byte
-  size_t max_requests_per_connection = 100000;      // then the connection is closed
+  size_t max_requests_per_connection = 100000;            // then the connection is closed
 };
 
 class GatedServer : public httplib::Server {

@@ -295,7 +295,8 @@ void HttpServer::install_checks() {
     const Route* route = find_route(req.path);
     std::optional<ApiError> error;
     if (req.path.rfind("/v1/", 0) == 0 && !s.authorized(req)) {
-      error = ApiError(401, "missing or wrong API key: send \"Authorization: Bearer <key>\"").with_code("invalid_api_key");
+      error =
+          ApiError(401, "missing or wrong API key: send \"Authorization: Bearer <key>\"").with_code("invalid_api_key");
     } else if (route == nullptr) {
       error = ApiError(404, fmt::format("no route {} {}", req.method, req.path));
     } else if (!allows(*route, req.method)) {

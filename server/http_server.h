@@ -25,10 +25,10 @@ namespace drift::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;             // 0: any free port (bind() says which)
-  std::string api_key;         // "" = no authentication
-  int64_t max_requests = 256;  // unfinished requests at once; beyond: 429
-  int64_t http_threads = 0;    // 0: max_requests + 16 (each open stream holds a thread)
+  int port = 8000;                    // 0: any free port (bind() says which)
+  std::string api_key;                // "" = no authentication
+  int64_t max_requests = 256;         // unfinished requests at once; beyond: 429
+  int64_t http_threads = 0;           // 0: max_requests + 16 (each open stream holds a thread)
   size_t max_body_bytes = 32u << 20;  // whatever the framing: Content-Length or chunked
   // Slow or idle clients wait in a ConnectionGate, not on an HTTP thread; these bound the wait.
   std::chrono::milliseconds header_timeout{10000};        // a request's line and headers, from their first byte

@@ -44,7 +44,9 @@ struct Pair {
   }
   ~Pair() { ::close(client); }
   mutable bool eof = false;  // the last read_all ended because the server closed
-  void send(const std::string& text) const { ASSERT_EQ(::write(client, text.data(), text.size()), ssize_t(text.size())); }
+  void send(const std::string& text) const {
+    ASSERT_EQ(::write(client, text.data(), text.size()), ssize_t(text.size()));
+  }
   // Everything the server sends until it closes (or `timeout` passes).
   std::string read_all(std::chrono::milliseconds timeout = 3s) const {
     timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
@@ -86,7 +88,8 @@ TEST(ConnectionGate, ATrickledHeadIsDispatchedOnlyOnceComplete) {
   EXPECT_EQ(gate.waiting(), 0u);
   // The head was only peeked at: it is all still there for the HTTP thread to read.
   char buf[64];
-  EXPECT_EQ(::recv(p.server, buf, sizeof(buf), MSG_DONTWAIT), ssize_t(std::string("GET /health HTTP/1.1\r\nHost: x\r\n\r\n").size()));
+  EXPECT_EQ(::recv(p.server, buf, sizeof(buf), MSG_DONTWAIT),
+            ssize_t(std::string("GET /health HTTP/1.1\r\nHost: x\r\n\r\n").size()));
 }
 
 TEST(ConnectionGate, APipelinedHeadIsDispatchedAtOnce) {

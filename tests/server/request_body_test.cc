@@ -72,11 +72,11 @@ TEST(RequestBody, ABodyCutShortIs400) {
 }
 
 TEST(RequestBody, OnlyJsonIsAccepted) {
-  for (const char* type : {"application/json", "application/json; charset=utf-8", "Application/JSON",
-                           " application/json ;charset=UTF-8"})
+  for (const char* type :
+       {"application/json", "application/json; charset=utf-8", "Application/JSON", " application/json ;charset=UTF-8"})
     EXPECT_TRUE(is_json_content_type(type)) << type;
-  for (const char* type : {"", "text/plain", "application/x-www-form-urlencoded", "application/jsonl",
-                           "multipart/form-data; boundary=x"})
+  for (const char* type :
+       {"", "text/plain", "application/x-www-form-urlencoded", "application/jsonl", "multipart/form-data; boundary=x"})
     EXPECT_FALSE(is_json_content_type(type)) << type;
   int delivered = 0;
   try {
