@@ -12,8 +12,6 @@ const char* type_for(int status) {
       return "authentication_error";
     case 404:
       return "not_found_error";
-    case 413:
-      return "invalid_request_error";
     case 429:
       return "rate_limit_error";
     case 503:
@@ -29,7 +27,7 @@ nlohmann::json error_json(const ApiError& error) {
   nlohmann::json body = {{"message", error.what()},
                          {"type", error.type.empty() ? type_for(error.status) : error.type},
                          {"param", error.param.empty() ? nlohmann::json(nullptr) : nlohmann::json(error.param)},
-                         {"code", error.status}};
+                         {"code", error.code.empty() ? nlohmann::json(nullptr) : nlohmann::json(error.code)}};
   return {{"error", body}};
 }
 

@@ -16,7 +16,8 @@ void EngineLoop::check_capacity() const {
   if (unfinished_ >= max_requests_)
     throw ApiError(429,
                    fmt::format("the server is at its limit of {} unfinished requests (--max-requests); retry later",
-                               max_requests_));
+                               max_requests_))
+        .with_code("rate_limit_exceeded");
 }
 
 std::shared_ptr<RequestStream> EngineLoop::submit(std::vector<int32_t> prompt, SamplingParams params) {

@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -10,7 +12,9 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/gated_server.h"
 #include "server/openai_response.h"
+#include "server/request_body.h"
 
 namespace drift::server {
 namespace {
@@ -24,11 +28,32 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
 
 void send_error(httplib::Response& res, const ApiError& error) { send_json(res, error.status, error_json(error)); }
 
+// The routes and the one method each takes (a GET route also answers HEAD: httplib runs its GET
+// handler). Another method on a route is a 405, as in OpenAI's API.
+struct Route {
+  const char* path;
+  const char* method;
+};
+constexpr Route kRoutes[] = {{"/v1/completions", "POST"},
+                             {"/v1/chat/completions", "POST"},
+                             {"/v1/models", "GET"},
+                             {"/health", "GET"},
+                             {"/metrics", "GET"}};
+
+const Route* find_route(const std::string& path) {
+  for (const Route& route : kRoutes)
+    if (path == route.path) return &route;
+  return nullptr;
+}
+
+bool allows(const Route& route, const std::string& method) {
+  return method == route.method || (method == "HEAD" && std::string_view(route.method) == "GET");
+}
+
 // Metrics label for a path: the routes by name, everything else as one value (bounded cardinality).
 std::string path_label(const std::string& path) {
-  for (const char* route : {"/v1/completions", "/v1/chat/completions", "/v1/models", "/health", "/metrics"})
-    if (path == route) return route;
-  return "other";
+  const Route* route = find_route(path);
+  return route ? route->path : "other";
 }
 
 int64_t unix_seconds() {
@@ -112,23 +137,37 @@ struct HttpServer::Impl {
   EngineLoop& loop;
   ServerMetrics& metrics;
   TokenText token_text;
-  httplib::Server http;
+  GatedServer http;
   int listening_socket = -1;  // recorded by the socket-options hook, for raise_listen_backlog()
   std::atomic<int64_t> next_id{0};
 
   Impl(ServerOptions o, ServingContext c, EngineLoop& l, ServerMetrics& m, TokenText t)
-      : options(std::move(o)), context(std::move(c)), loop(l), metrics(m), token_text(std::move(t)) {}
+      : options(std::move(o)),
+        context(std::move(c)),
+        loop(l),
+        metrics(m),
+        token_text(std::move(t)),
+        http(gated_options(options)) {}
+
+  static GatedServerOptions gated_options(const ServerOptions& o) {
+    GatedServerOptions g;
+    g.threads = static_cast<size_t>(o.http_threads > 0 ? o.http_threads : o.max_requests + 16);
+    g.gate.head_timeout = o.header_timeout;
+    g.gate.idle_timeout = o.keep_alive_timeout;
+    g.request_read_timeout = o.request_read_timeout;
+    return g;
+  }
 
   bool authorized(const httplib::Request& req) const {
     return options.api_key.empty() || req.get_header_value("Authorization") == "Bearer " + options.api_key;
   }
 
-  GenerationRequest parse(const httplib::Request& req, Endpoint endpoint) const {
-    if (nested_deeper_than(req.body, kMaxJsonDepth))
+  GenerationRequest parse(const std::string& text, Endpoint endpoint) const {
+    if (nested_deeper_than(text, kMaxJsonDepth))
       throw bad_request("", fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
     Json body;
     try {
-      body = Json::parse(req.body);
+      body = Json::parse(text);
     } catch (const Json::parse_error& e) {
       throw bad_request("", fmt::format("the request body is not valid JSON: {}", e.what()));
     }
@@ -187,11 +226,9 @@ bool HttpServer::running() const { return impl_->http.is_running(); }
 void HttpServer::install_routes() {
   Impl& s = *impl_;
   httplib::Server& http = s.http;
-  const int64_t threads = s.options.http_threads > 0 ? s.options.http_threads : s.options.max_requests + 16;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  // Generation bodies are read by handle_generation (request_body), with the limit enforced
+  // whatever the framing; this covers any body httplib itself would read.
   http.set_payload_max_length(s.options.max_body_bytes);
-  // An idle keep-alive connection holds a worker thread: let it go soon.
-  http.set_keep_alive_timeout(2);
   // httplib's default sets SO_REUSEPORT, which would let a second server bind the same port and
   // silently split its traffic; SO_REUSEADDR only allows restarting over TIME_WAIT sockets.
   http.set_socket_options([&s](socket_t sock) {
@@ -200,11 +237,7 @@ void HttpServer::install_routes() {
     s.listening_socket = sock;
   });
 
-  http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
-    if (req.path.rfind("/v1/", 0) != 0 || s.authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
-    send_error(res, ApiError(401, "missing or wrong API key: send \"Authorization: Bearer <key>\""));
-    return httplib::Server::HandlerResponse::Handled;
-  });
+  install_checks();
   http.set_logger([&s](const httplib::Request& req, const httplib::Response& res) {
     s.metrics.count_http(path_label(req.path), res.status);
   });
@@ -215,7 +248,7 @@ void HttpServer::install_routes() {
                                                     : fmt::format("HTTP {}", res.status);
     send_error(res, ApiError(res.status, message));
   });
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown error";
     try {
       std::rethrow_exception(ep);
@@ -225,6 +258,7 @@ void HttpServer::install_routes() {
     }
     spdlog::error("drift serve: request failed: {}", what);
     send_error(res, ApiError(500, "internal error: " + what));
+    if (has_body(req)) GatedServer::close_after_response(res);  // it may be unread
   });
 
   http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
@@ -242,22 +276,57 @@ void HttpServer::install_routes() {
                             {"max_model_len", s.context.max_seq_len}};
     send_json(res, 200, {{"object", "list"}, {"data", nlohmann::json::array({model})}});
   });
-  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_generation(Endpoint::Completions, req, res);
-  });
-  http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    handle_generation(Endpoint::ChatCompletions, req, res);
+  // The content-reader overloads: the handler reads the body itself, within the limit.
+  http.Post("/v1/completions",
+            [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& body) {
+              handle_generation(Endpoint::Completions, req, res, body);
+            });
+  http.Post("/v1/chat/completions",
+            [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& body) {
+              handle_generation(Endpoint::ChatCompletions, req, res, body);
+            });
+}
+
+// Before routing, so that a request refused here never has its body read: the API key, then
+// the route and its method. A body left unread closes the connection after the response.
+void HttpServer::install_checks() {
+  Impl& s = *impl_;
+  s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    const Route* route = find_route(req.path);
+    std::optional<ApiError> error;
+    if (req.path.rfind("/v1/", 0) == 0 && !s.authorized(req)) {
+      error =
+          ApiError(401, "missing or wrong API key: send \"Authorization: Bearer <key>\"").with_code("invalid_api_key");
+    } else if (route == nullptr) {
+      error = ApiError(404, fmt::format("no route {} {}", req.method, req.path));
+    } else if (!allows(*route, req.method)) {
+      error = ApiError(405, fmt::format("method {} is not allowed on {}: use {}", req.method, req.path, route->method));
+      res.set_header("Allow", route->method);
+    }
+    const bool reads_body = route != nullptr && std::string_view(route->method) == "POST";
+    if (has_body(req) && (error || !reads_body)) GatedServer::close_after_response(res);
+    if (!error) return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, *error);
+    return httplib::Server::HandlerResponse::Handled;
   });
 }
 
 // Parse, submit, wait for admission, then answer whole or as Server-Sent Events.
-void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& req, httplib::Response& res,
+                                   const httplib::ContentReader& reader) {
   Impl& s = *impl_;
+  std::string body;
+  try {
+    body = read_json_body(req, reader, s.options.max_body_bytes);
+  } catch (const ApiError& e) {
+    GatedServer::close_after_response(res);  // the rest of the body is unread
+    return send_error(res, e);
+  }
   std::shared_ptr<RequestStream> stream;
   GenerationRequest request;
   try {
     s.loop.check_capacity();  // before the costly part (parsing, tokenizing, template rendering)
-    request = s.parse(req, endpoint);
+    request = s.parse(body, endpoint);
     stream = s.loop.submit(request.prompt, request.params);
   } catch (const ApiError& e) {
     return send_error(res, e);

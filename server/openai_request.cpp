@@ -21,7 +21,8 @@ void check_model(const FieldReader& body, const ServingContext& context) {
   if (model && *model != context.model_name)
     throw ApiError(404,
                    fmt::format("model \"{}\" does not exist; this server serves \"{}\"", *model, context.model_name),
-                   "model");
+                   "model")
+        .with_code("model_not_found");
 }
 
 // Options DriftEngine does not implement: accepted only at their no-op values, so a client never

@@ -9,6 +9,8 @@ logprobs. Metrics are read with prometheus_client's parser. What each class star
   with --api-key: completions and chat, streaming and not, stop strings, usage, logprobs, auth.
 - StoriesLoadAndFaults: stories260K with the ngram draft provider: 64 concurrent streaming
   clients (half without speculation), faults beside good requests, metrics, page accounting.
+- HttpTransport: stories260K with --http-threads 2: body limits whatever the framing, 405 and
+  415, keep-alive connections reused, slow-header clients unable to starve the HTTP threads.
 - QueueAndShutdown: stories260K with --max-requests 2: 429 beyond the bound, then SIGTERM with
   a request in flight (it finishes; new ones get 503; exit code 0).
 
@@ -21,6 +23,7 @@ import http.client
 import json
 import math
 import os
+import select
 import signal
 import socket
 import struct
@@ -529,11 +532,15 @@ class StoriesLoadAndFaults(unittest.TestCase):
                                                       {"messages": [{"role": "user", "content": "hi"}]}, auth), 400, "messages"),
                 ("bad API key", s.request("POST", "/v1/completions", {"prompt": "x"}, {"Authorization": "Bearer nope"}), 401, None),
                 ("unknown route", s.request("GET", "/v1/nothing", None, auth), 404, None),
+                ("unknown model", s.request("POST", "/v1/completions", {"model": "gpt-4", "prompt": "x"}, auth), 404, "model"),
             ]
             for name, response, status, param in cases:
                 got_status, error = error_of(response)
                 self.assertEqual(got_status, status, name)
                 self.assertEqual(error["param"], param, name)
+                # OpenAI's format: `code` is a string naming the error, or null; never the status.
+                code = "invalid_api_key" if status == 401 else "model_not_found" if param == "model" else None
+                self.assertEqual(error["code"], code, name)
                 self.assertTrue(error["message"], name)
                 report_fault(name, got_status, error)
             results = [f.result() for f in good]
@@ -557,6 +564,160 @@ def open_stream_and_disconnect_authorized(port, body, key, read_bytes=400):
     return received
 
 
+def raw_request(port, head, timeout=10):
+    """Sends `head` (request line and headers, bytes) on a new connection: (status, headers, body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head)
+        return read_response(sock)
+
+
+def read_response(sock):
+    """One HTTP/1.1 response with a Content-Length body: (status, {lower-case header: value}, body)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise AssertionError(f"connection closed before a response: {data!r}")
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    while len(body) < int(headers.get("content-length", 0)):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return int(lines[0].split()[1]), headers, body
+
+
+class HttpTransport(unittest.TestCase):
+    """The HTTP layer on its own, on stories260K with 2 HTTP threads (so starving them is easy)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.server = Server(stories_config(cls.tmp.name), "--http-threads", "2")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.tmp.cleanup()
+
+    def test_a_chunked_body_over_the_limit_is_refused_while_it_arrives(self):
+        """httplib checked its limit against Content-Length only: a chunked body was read whole
+        (then parsed and tokenized). It must be refused once it passes 32 MiB, mid-upload."""
+        limit, piece = 32 << 20, b"a" * (1 << 20)
+        start = time.time()
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=30) as sock:
+            sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n")
+            sent = 0
+            try:
+                # Up to twice the limit, stopping as soon as the server answers.
+                while sent < 2 * limit and not select.select([sock], [], [], 0)[0]:
+                    sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+                    sent += len(piece)
+            except OSError:
+                pass  # the server stopped reading: its answer is waiting
+            status, headers, body = read_response(sock)
+        self.assertEqual(status, 413, body[:200])
+        self.assertIn("larger than the server's limit", json.loads(body)["error"]["message"])
+        self.assertEqual(headers.get("connection"), "close")
+        self.assertLess(sent, 2 * limit, "the whole upload was read before the answer")
+        report_fault(f"chunked body over the limit ({sent >> 20} MiB sent in {time.time() - start:.1f} s)", status,
+                     json.loads(body)["error"])
+        # A Content-Length over the limit is refused before any of the body is read.
+        start = time.time()
+        status, _, body = raw_request(self.server.port, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                                      b"Content-Type: application/json\r\nContent-Length: 1000000000000\r\n\r\n{")
+        self.assertEqual(status, 413, body[:200])
+        self.assertLess(time.time() - start, 2.0)
+        self.assertEqual(self.server.request("GET", "/health")[0], 200)
+
+    def test_a_wrong_method_is_405_naming_the_allowed_one(self):
+        for method, path, allowed in (("GET", "/v1/completions", "POST"), ("DELETE", "/v1/chat/completions", "POST"),
+                                      ("POST", "/health", "GET"), ("PUT", "/v1/models", "GET")):
+            conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+            conn.request(method, path, body=None if method in ("GET", "DELETE") else "{}",
+                         headers={"Content-Type": "application/json"})
+            response = conn.getresponse()
+            error = json.loads(response.read())["error"]
+            conn.close()
+            self.assertEqual((response.status, response.getheader("Allow")), (405, allowed), f"{method} {path}")
+            self.assertEqual((error["type"], error["param"], error["code"]), ("invalid_request_error", None, None))
+            self.assertIn(method, error["message"])
+            report_fault(f"{method} {path}", response.status, error)
+        self.assertEqual(error_of(self.server.request("GET", "/v1/nothing"))[0], 404)
+
+    def test_a_body_that_is_not_json_is_415_naming_content_type(self):
+        body = {"prompt": "Once upon a time", "max_tokens": 2}
+        for content_type in ("text/plain", "application/x-www-form-urlencoded", ""):
+            status, error = error_of(self.server.request("POST", "/v1/completions", body, {"Content-Type": content_type}))
+            self.assertEqual(status, 415, content_type)
+            self.assertIn("Content-Type", error["message"])
+            self.assertEqual((error["type"], error["code"]), ("invalid_request_error", None))
+            report_fault(f"Content-Type: {content_type!r}", status, error)
+        for content_type in ("application/json; charset=utf-8", "Application/JSON"):
+            status, reply = self.server.request("POST", "/v1/completions", body, {"Content-Type": content_type})
+            self.assertEqual(status, 200, f"{content_type}: {reply}")
+
+    def test_keep_alive_connections_are_reused_past_5_requests(self):
+        """httplib closed every connection after 5 requests (keep_alive_max_count); http.client
+        then silently reconnects, from a new local port."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
+        ports = []
+        try:
+            for i in range(12):
+                if i % 3 == 2:
+                    conn.request("POST", "/v1/completions", body=json.dumps({"prompt": "Once upon a time", "max_tokens": 2}),
+                                 headers={"Content-Type": "application/json"})
+                else:
+                    conn.request("GET", "/health")
+                ports.append(conn.sock.getsockname()[1])
+                response = conn.getresponse()
+                response.read()
+                self.assertEqual(response.status, 200)
+                self.assertNotEqual((response.getheader("Connection") or "").lower(), "close", f"request {i + 1}")
+        finally:
+            conn.close()
+        self.assertEqual(len(set(ports)), 1, f"reconnected: local ports {ports}")
+
+    def test_slow_header_clients_do_not_delay_health(self):
+        """Slowloris: more connections than HTTP threads, each sending its headers a byte every
+        0.5 s. Each used to hold an HTTP thread (every read is quick, so httplib's 5 s read
+        timeout never fires) and /health waited for one to give up."""
+        slow = [socket.create_connection(("127.0.0.1", self.server.port), timeout=10) for _ in range(6)]
+        stop = threading.Event()
+
+        def trickle():
+            for sock in slow:
+                sock.sendall(b"GET /health HTTP/1.1\r\n")
+            for _ in range(12):  # 6 s at most
+                if stop.wait(0.5):
+                    return
+                for sock in slow:
+                    sock.sendall(b"X")
+        sender = threading.Thread(target=trickle)
+        sender.start()
+        try:
+            time.sleep(1.0)  # every slow connection has begun its headers
+            for path in ("/health", "/v1/models"):
+                start = time.time()
+                status, _, _ = raw_request(self.server.port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode(),
+                                           timeout=10)
+                elapsed = time.time() - start
+                self.assertEqual(status, 200)
+                self.assertLess(elapsed, 1.0, f"{path} took {elapsed:.2f} s behind 6 slow-header connections")
+            status, reply = self.server.request("POST", "/v1/completions", {"prompt": "Once upon a time", "max_tokens": 2})
+            self.assertEqual(status, 200, reply)
+        finally:
+            stop.set()
+            sender.join()
+            for sock in slow:
+                sock.close()
+        report_fault("6 slow-header connections, 2 HTTP threads", "/health in time", {})
+
+
 class QueueAndShutdown(unittest.TestCase):
     """SmolLM2 (about 20 ms a token on the CPU), so that requests stay in flight for seconds."""
 
@@ -576,6 +737,7 @@ class QueueAndShutdown(unittest.TestCase):
                 with self.assertRaises(openai.RateLimitError) as caught:
                     client.completions.create(model="smollm2-135m-instruct", prompt="Hi", max_tokens=4)
                 self.assertEqual(caught.exception.status_code, 429)
+                self.assertEqual(caught.exception.code, "rate_limit_exceeded")
                 report_fault("queue overflow (--max-requests 2, third request)", 429, caught.exception.body)
                 for f in running:
                     self.assertEqual(f.result()[0], ref["text"])
