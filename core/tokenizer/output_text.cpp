@@ -42,8 +42,8 @@ std::string validate_stop_strings(const std::vector<std::string>& stops) {
   return "";
 }
 
-OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings)
-    : decoder_(tokenizer), stops_(std::move(stop_strings)) {}
+OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, bool include_stop)
+    : decoder_(tokenizer), stops_(std::move(stop_strings)), include_stop_(include_stop) {}
 
 std::string OutputText::emit(size_t length) {
   std::string out = pending_.substr(0, length);
@@ -63,9 +63,14 @@ OutputText::Update OutputText::push(int32_t token) {
   // The earliest stop string. pending_ is short: the held-back tail (a proper prefix of a stop
   // string, which contains none) and the new text.
   size_t first = std::string::npos;
-  for (const std::string& stop : stops_) first = std::min(first, pending_.find(stop));
+  size_t matched = 0;  // the length of the stop string found at `first`
+  for (const std::string& stop : stops_)
+    if (const size_t at = pending_.find(stop); at < first || (at == first && at != std::string::npos)) {
+      matched = at < first ? stop.size() : std::max(matched, stop.size());
+      first = at;
+    }
   if (first != std::string::npos) {
-    update.text = emit(first);
+    update.text = emit(include_stop_ ? first + matched : first);
     update.stopped = stopped_ = true;
     pending_.clear();
     return update;
