@@ -21,7 +21,9 @@ std::string cut_after_final_message(const std::string& rendered, const nlohmann:
   const auto content = messages.back().find("content");
   std::string final_text = content != messages.back().end() && content->is_string() ? content->get<std::string>() : "";
   const auto first = final_text.find_first_not_of(" \t\n\r\f\v");
-  final_text = first == std::string::npos ? "" : final_text.substr(first, final_text.find_last_not_of(" \t\n\r\f\v") - first + 1);
+  final_text = first == std::string::npos
+                   ? ""
+                   : final_text.substr(first, final_text.find_last_not_of(" \t\n\r\f\v") - first + 1);
   const size_t at = rendered.rfind(final_text);
   if (final_text.empty() || at == std::string::npos)
     fail("continue_final_message: the final message's content does not appear in the rendered conversation");

@@ -69,8 +69,8 @@ server::ServingContext serving_context(Engine& engine, const EngineConfig& confi
     auto render_mutex = std::make_shared<std::mutex>();
     context.encode_chat = [&chat, render_mutex](const server::ChatPrompt& prompt) {
       std::lock_guard lock(*render_mutex);
-      return chat->encode(prompt.messages, {prompt.add_generation_prompt, prompt.continue_final_message,
-                                            prompt.template_kwargs});
+      return chat->encode(prompt.messages,
+                          {prompt.add_generation_prompt, prompt.continue_final_message, prompt.template_kwargs});
     };
   } catch (const DriftError& e) {
     context.no_chat_template = std::string("chat completions need the model's chat template: ") + e.what();

@@ -63,8 +63,7 @@ std::optional<uint64_t> FieldReader::unsigned_integer(const char* key) const {
   if (!v->is_number_integer()) throw wrong_type(name(key), "an integer", *v);
   if (v->is_number_unsigned()) return v->get<uint64_t>();
   const auto value = v->get<int64_t>();
-  if (value < 0)
-    throw bad_request(name(key), fmt::format("{} = {}: must be in [0, 2^64-1]", name(key), value));
+  if (value < 0) throw bad_request(name(key), fmt::format("{} = {}: must be in [0, 2^64-1]", name(key), value));
   return static_cast<uint64_t>(value);
 }
 

@@ -59,7 +59,8 @@ std::vector<int32_t> read_token_ids(const Json& list, const std::string& field, 
   if (!list.is_array())
     throw bad_request(field, fmt::format("{} must be a list of token ids, got {}", field, describe_value(list)));
   if (static_cast<int64_t>(list.size()) > max_count)
-    throw bad_request(field, fmt::format("{} holds {} token ids; at most {} are allowed", field, list.size(), max_count));
+    throw bad_request(field,
+                      fmt::format("{} holds {} token ids; at most {} are allowed", field, list.size(), max_count));
   std::vector<int32_t> ids;
   ids.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
@@ -164,9 +165,9 @@ void read_max_tokens(const FieldReader& body, const ServingContext& context, boo
   std::optional<int64_t> max = body.integer("max_tokens");
   if (auto newer = body.integer("max_completion_tokens")) {
     if (max && *max != *newer)
-      throw bad_request("max_completion_tokens",
-                        fmt::format("max_completion_tokens = {} and max_tokens = {}: give one, or equal values",
-                                    *newer, *max));
+      throw bad_request(
+          "max_completion_tokens",
+          fmt::format("max_completion_tokens = {} and max_tokens = {}: give one, or equal values", *newer, *max));
     max = newer;
     field = "max_completion_tokens";
   }
@@ -250,7 +251,8 @@ std::string joined_text_parts(const Json& content, const std::string& path) {
 size_t content_bytes(const Json& messages) {
   size_t bytes = 0;
   for (const Json& m : messages)
-    if (auto it = m.find("content"); it != m.end() && it->is_string()) bytes += it->get_ref<const std::string&>().size();
+    if (auto it = m.find("content"); it != m.end() && it->is_string())
+      bytes += it->get_ref<const std::string&>().size();
   return bytes;
 }
 
@@ -269,9 +271,9 @@ ChatPrompt read_chat_options(const FieldReader& body) {
     for (const auto& [key, value] : kwargs->items())
       for (const char* reserved : {"messages", "tools", "documents", "add_generation_prompt", "continue_final_message"})
         if (key == reserved)
-          throw bad_request(fields.name(reserved),
-                            fmt::format("{} is set by the request itself, not through chat_template_kwargs",
-                                        fields.name(reserved)));
+          throw bad_request(
+              fields.name(reserved),
+              fmt::format("{} is set by the request itself, not through chat_template_kwargs", fields.name(reserved)));
     chat.template_kwargs = *kwargs;
   }
   return chat;

@@ -71,8 +71,8 @@ void refuse_output_shapes(const FieldReader& body, bool chat) {
     throw unsupported("suffix", "suffix is not supported");
   // The prompt's BOS: completions add it as the checkpoint says; chat templates print their own.
   if (auto special = body.boolean("add_special_tokens"); special && *special != !chat)
-    throw bad_request("add_special_tokens", fmt::format("add_special_tokens = {}: only {} is supported here",
-                                                        *special, chat ? "false" : "true"));
+    throw bad_request("add_special_tokens", fmt::format("add_special_tokens = {}: only {} is supported here", *special,
+                                                        chat ? "false" : "true"));
   if (auto ids = body.boolean("return_tokens_as_token_ids"); ids && *ids)
     throw unsupported("return_tokens_as_token_ids", "not supported");
   if (const Json* format = body.find("response_format")) {

@@ -115,9 +115,9 @@ TEST(OpenAiRequest, ChatDefaultsMaxTokensToTheConfigsCappedByTheContext) {
   // Not the whole context: under guaranteed_no_evict that reserved a context per chat, so a
   // chat server ran only a few of its batch at once.
   c.defaults.max_new_tokens = 20;
-  EXPECT_EQ(parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}]})"), c)
-                .params.max_new_tokens,
-            20);
+  EXPECT_EQ(
+      parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}]})"), c).params.max_new_tokens,
+      20);
   // Both names, equal: fine.
   EXPECT_EQ(parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 6,
       "max_completion_tokens": 6})"),
@@ -160,7 +160,8 @@ TEST(OpenAiRequest, IncludeStopStrAndFullRangeSeedsReachSamplingParams) {
   EXPECT_TRUE(r.params.include_stop_str_in_output);
   EXPECT_EQ(r.params.seed, UINT64_MAX);  // nlohmann reads it as unsigned: the CLI's range
   EXPECT_DOUBLE_EQ(r.params.temperature, 2.0);
-  EXPECT_FALSE(parse_completion_request(Json::parse(R"({"prompt": "a"})"), context()).params.include_stop_str_in_output);
+  EXPECT_FALSE(
+      parse_completion_request(Json::parse(R"({"prompt": "a"})"), context()).params.include_stop_str_in_output);
   EXPECT_EQ(parse_completion_request(Json::parse(R"({"prompt": "a", "seed": 0})"), context()).params.seed, 0u);
 }
 
@@ -194,8 +195,9 @@ TEST(OpenAiRequest, OverLongPromptsAreRefusedBeforeTokenizing) {
 }
 
 TEST(OpenAiRequest, BodiesThatAreNotJsonAre400sNot500s) {
-  for (const char* text : {R"({"prompt": "a", "temperature": 1e400})", R"({"prompt": "a", "seed": -1e999})",
-                           R"({"prompt": "a",)", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}) {
+  for (const char* text :
+       {R"({"prompt": "a", "temperature": 1e400})", R"({"prompt": "a", "seed": -1e999})", R"({"prompt": "a",)",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}) {
     try {
       parse_request_body(text);
       ADD_FAILURE() << "accepted: " << text;
