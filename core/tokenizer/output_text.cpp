@@ -52,6 +52,18 @@ std::string OutputText::emit(size_t length) {
   return out;
 }
 
+// pending_ is short: the held-back tail (a proper prefix of a stop string, which contains none)
+// and the new text. Without include_stop the text ends before the earliest stop string, so no
+// part of any is emitted. With it the text ends after the stop string that completes first, as
+// if the new text had arrived one character at a time (one token can complete several).
+size_t OutputText::stop_cut() const {
+  size_t cut = std::string::npos;
+  for (const std::string& stop : stops_)
+    if (const size_t at = pending_.find(stop); at != std::string::npos)
+      cut = std::min(cut, include_stop_ ? at + stop.size() : at);
+  return cut;
+}
+
 OutputText::Update OutputText::push(int32_t token) {
   Update update;
   if (stopped_) return update;
@@ -60,17 +72,8 @@ OutputText::Update OutputText::push(int32_t token) {
     update.text = emit(pending_.size());
     return update;
   }
-  // The earliest stop string. pending_ is short: the held-back tail (a proper prefix of a stop
-  // string, which contains none) and the new text.
-  size_t first = std::string::npos;
-  size_t matched = 0;  // the length of the stop string found at `first`
-  for (const std::string& stop : stops_)
-    if (const size_t at = pending_.find(stop); at < first || (at == first && at != std::string::npos)) {
-      matched = at < first ? stop.size() : std::max(matched, stop.size());
-      first = at;
-    }
-  if (first != std::string::npos) {
-    update.text = emit(include_stop_ ? first + matched : first);
+  if (const size_t cut = stop_cut(); cut != std::string::npos) {
+    update.text = emit(cut);
     update.stopped = stopped_ = true;
     pending_.clear();
     return update;

@@ -27,6 +27,7 @@ class OutputText {
 
  private:
   std::string emit(size_t length);
+  size_t stop_cut() const;  // where the text ends when a stop string completed in pending_; npos: none did
 
   StreamingDecoder decoder_;
   std::vector<std::string> stops_;

@@ -91,6 +91,8 @@ TEST_P(OutputTextTest, IncludeStopKeepsTheEarliestMatchedStopStringAndNothingAft
     EXPECT_EQ(run.stopped_at, completing_token(*tok_, ids_, stop));
   }
   EXPECT_EQ(stream(*tok_, ids_, {"a big, red", "a big"}, true).text, text_.substr(0, text_.find("a big") + 5));
+  // One token (" big") completes both: the text ends where the first of them completed.
+  EXPECT_EQ(stream(*tok_, ids_, {"a big", "a b"}, true).text, text_.substr(0, text_.find("a big") + 3));
 }
 
 TEST_P(OutputTextTest, APartialMatchThatNeverCompletesIsReleasedAtTheEnd) {
