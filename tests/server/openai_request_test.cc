@@ -189,7 +189,7 @@ TEST(OpenAiRequest, OverLongPromptsAreRefusedBeforeTokenizing) {
   error_of(Json({{"prompt", std::string(1000, 'a')}, {"max_tokens", 0}}).dump(), false, c);
   EXPECT_EQ(encodes, 1);  // at the bound: tokenized
   // Token ids: the count is checked before any id is read.
-  e = error_of(Json({{"prompt", std::vector<std::string>(100, "x")}}).dump(), false, c);
+  e = error_of(Json({{"prompt", std::vector<int>(100, 5)}}).dump(), false, c);
   EXPECT_EQ(e.param, "prompt");
   EXPECT_THAT(e.what(), HasSubstr("the prompt has 100 tokens"));
 }
