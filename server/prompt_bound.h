@@ -7,7 +7,9 @@
 // single token decodes to, plus 1 (a SentencePiece piece decoded alone loses its leading space),
 // times 4 (a normalizer such as NFKC can turn a 4-byte character into a 1-byte one). The bound
 // is loose by design: it must never refuse a prompt that fits, and it only needs to stop text
-// orders of magnitude too long.
+// orders of magnitude too long. The exception: a tokenizer that folds an unbounded run of input
+// into one token (whitespace stripped by the normalizer, an added token's lstrip/rstrip, BPE's
+// fuse_unk) fits more; only prompts of megabytes of blanks or unknown characters rely on that.
 #include <cstddef>
 #include <cstdint>
 
