@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "server/api_error.h"
 #include "server/openai_response.h"
-#include "server/request_body.h"
+#include "server/request_json.h"
 
 namespace drift::server {
 namespace {
@@ -100,7 +100,7 @@ struct HttpServer::Impl {
   }
 
   GenerationRequest parse(const httplib::Request& req, Endpoint endpoint) const {
-    const Json body = parse_request_body(req.body);
+    const Json body = parse_request_json(req.body);
     return endpoint == Endpoint::Completions ? parse_completion_request(body, context)
                                              : parse_chat_request(body, context);
   }

@@ -1,6 +1,6 @@
 // libFuzzer target: an OpenAI request body as drift serve receives it, turned into an engine
-// request -- server::parse_request_body, then parse_completion_request or parse_chat_request
-// (server/request_body.h, server/openai_request.h) -- with a small self-contained serving context:
+// request -- server::parse_request_json, then parse_completion_request or parse_chat_request
+// (server/request_json.h, server/openai_request.h) -- with a small self-contained serving context:
 // a ChatML chat template (rendered by the real template engine, chat_template_kwargs included)
 // and a one-id-per-byte tokenizer, so every field check, the prompt bounds and the rendering run
 // without model files.
@@ -16,7 +16,7 @@
 #include "core/chat_template/chat_template.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
-#include "server/request_body.h"
+#include "server/request_json.h"
 
 namespace {
 
@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool chat = data[0] & 1;
   const std::string text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    const nlohmann::ordered_json body = drift::server::parse_request_body(text);
+    const nlohmann::ordered_json body = drift::server::parse_request_json(text);
     const auto request = chat ? drift::server::parse_chat_request(body, serving_context())
                               : drift::server::parse_completion_request(body, serving_context());
     if (request.prompt.empty() || request.params.max_new_tokens < 1 ||

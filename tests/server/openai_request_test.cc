@@ -8,7 +8,7 @@
 
 #include "server/api_error.h"
 #include "server/openai_request.h"
-#include "server/request_body.h"
+#include "server/request_json.h"
 
 namespace drift::server {
 namespace {
@@ -199,13 +199,13 @@ TEST(OpenAiRequest, BodiesThatAreNotJsonAre400sNot500s) {
        {R"({"prompt": "a", "temperature": 1e400})", R"({"prompt": "a", "seed": -1e999})", R"({"prompt": "a",)",
         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}) {
     try {
-      parse_request_body(text);
+      parse_request_json(text);
       ADD_FAILURE() << "accepted: " << text;
     } catch (const ApiError& e) {
       EXPECT_EQ(e.status, 400) << text;
     }
   }
-  EXPECT_EQ(parse_request_body(R"({"seed": 18446744073709551615})")["seed"].get<uint64_t>(), UINT64_MAX);
+  EXPECT_EQ(parse_request_json(R"({"seed": 18446744073709551615})")["seed"].get<uint64_t>(), UINT64_MAX);
 }
 
 struct BadBody {

@@ -1,4 +1,4 @@
-#include "server/request_body.h"
+#include "server/request_json.h"
 
 #include <fmt/format.h>
 
@@ -31,7 +31,7 @@ bool nested_deeper_than(const std::string& text, int limit) {
 
 }  // namespace
 
-nlohmann::ordered_json parse_request_body(const std::string& text) {
+nlohmann::ordered_json parse_request_json(const std::string& text) {
   if (nested_deeper_than(text, kMaxJsonDepth))
     throw bad_request("", fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
   try {

@@ -11,6 +11,6 @@ namespace drift::server {
 
 inline constexpr int kMaxJsonDepth = 64;
 
-nlohmann::ordered_json parse_request_body(const std::string& text);
+nlohmann::ordered_json parse_request_json(const std::string& text);
 
 }  // namespace drift::server
