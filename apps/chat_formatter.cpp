@@ -15,6 +15,21 @@ ModelChatTemplate require_template(const std::string& model_dir) {
   return std::move(*found);
 }
 
+// transformers' continue_final_message: the text up to the end of the final message's content
+// (stripped of surrounding whitespace, found from the right), so the reply continues it.
+std::string cut_after_final_message(const std::string& rendered, const nlohmann::ordered_json& messages) {
+  const auto content = messages.back().find("content");
+  std::string final_text = content != messages.back().end() && content->is_string() ? content->get<std::string>() : "";
+  const auto first = final_text.find_first_not_of(" \t\n\r\f\v");
+  final_text = first == std::string::npos
+                   ? ""
+                   : final_text.substr(first, final_text.find_last_not_of(" \t\n\r\f\v") - first + 1);
+  const size_t at = rendered.rfind(final_text);
+  if (final_text.empty() || at == std::string::npos)
+    fail("continue_final_message: the final message's content does not appear in the rendered conversation");
+  return rendered.substr(0, at + final_text.size());
+}
+
 }  // namespace
 
 ChatFormatter::ChatFormatter(const std::string& model_dir, const Tokenizer* tokenizer)
@@ -22,17 +37,20 @@ ChatFormatter::ChatFormatter(const std::string& model_dir, const Tokenizer* toke
   if (!tokenizer_) fail("model '{}' has no tokenizer, which a chat needs", model_dir);
 }
 
-std::string ChatFormatter::render(const nlohmann::ordered_json& messages) const {
+std::string ChatFormatter::render(const nlohmann::ordered_json& messages, const ChatRenderOptions& options) const {
   ChatTemplateInputs inputs;
   inputs.messages = messages;
-  inputs.add_generation_prompt = true;
+  inputs.add_generation_prompt = options.add_generation_prompt && !options.continue_final_message;
   inputs.bos_token = template_.bos_token;
   inputs.eos_token = template_.eos_token;
-  return template_.tmpl.render(inputs);
+  inputs.extra_context = options.extra_context;
+  const std::string text = template_.tmpl.render(inputs);
+  return options.continue_final_message ? cut_after_final_message(text, messages) : text;
 }
 
-std::vector<int32_t> ChatFormatter::encode(const nlohmann::ordered_json& messages) const {
-  return tokenizer_->encode(render(messages));
+std::vector<int32_t> ChatFormatter::encode(const nlohmann::ordered_json& messages,
+                                           const ChatRenderOptions& options) const {
+  return tokenizer_->encode(render(messages, options));
 }
 
 nlohmann::ordered_json chat_message(const std::string& role, const std::string& content) {

@@ -13,12 +13,21 @@
 
 namespace drift::app {
 
+// How to render (vLLM's chat request fields).
+struct ChatRenderOptions {
+  bool add_generation_prompt = true;
+  // The last message stays open for the reply to continue: rendered without a generation prompt
+  // and cut right after that message's content, as transformers' continue_final_message.
+  bool continue_final_message = false;
+  nlohmann::ordered_json extra_context = nlohmann::ordered_json::object();  // e.g. enable_thinking
+};
+
 class ChatFormatter {
  public:
   // DriftError naming the model directory when it has no tokenizer or no chat template.
   ChatFormatter(const std::string& model_dir, const Tokenizer* tokenizer);
-  std::string render(const nlohmann::ordered_json& messages) const;
-  std::vector<int32_t> encode(const nlohmann::ordered_json& messages) const;
+  std::string render(const nlohmann::ordered_json& messages, const ChatRenderOptions& options = {}) const;
+  std::vector<int32_t> encode(const nlohmann::ordered_json& messages, const ChatRenderOptions& options = {}) const;
 
  private:
   ModelChatTemplate template_;

@@ -24,6 +24,7 @@
 #include "core/plugin/plugin_host.h"
 #include "server/engine_loop.h"
 #include "server/http_server.h"
+#include "server/prompt_bound.h"
 
 namespace po = boost::program_options;
 
@@ -57,16 +58,19 @@ server::ServingContext serving_context(Engine& engine, const EngineConfig& confi
   context.max_seq_len = engine.options().limits.max_seq_len;
   context.vocab_size = engine.executor().vocab_size();
   context.defaults = sampling_params_from(config.generation);
-  if (const Tokenizer* tokenizer = engine.tokenizer())
+  if (const Tokenizer* tokenizer = engine.tokenizer()) {
     context.encode_text = [tokenizer](const std::string& text) { return tokenizer->encode_prompt(text); };
+    context.max_prompt_bytes = server::prompt_byte_bound(*tokenizer, context.max_seq_len);
+  }
   try {
     chat.emplace(config.model.path, engine.tokenizer());
     // HTTP threads render concurrently; one render at a time keeps the template engine's state
     // (evaluator scopes) out of any question of thread safety, at a cost far below a step's.
     auto render_mutex = std::make_shared<std::mutex>();
-    context.encode_chat = [&chat, render_mutex](const nlohmann::ordered_json& messages) {
+    context.encode_chat = [&chat, render_mutex](const server::ChatPrompt& prompt) {
       std::lock_guard lock(*render_mutex);
-      return chat->encode(messages);
+      return chat->encode(prompt.messages,
+                          {prompt.add_generation_prompt, prompt.continue_final_message, prompt.template_kwargs});
     };
   } catch (const DriftError& e) {
     context.no_chat_template = std::string("chat completions need the model's chat template: ") + e.what();

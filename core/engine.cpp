@@ -99,7 +99,8 @@ int64_t Engine::add_request(std::vector<int32_t> prompt, SamplingParams params) 
   if (std::string error = validate_request(ref); !error.empty()) {
     finish(ref, FinishReason::Error, fmt::format("request {}: {}", ref.id, error));
   } else {
-    if (tokenizer_) texts_.emplace(ref.id, OutputText(*tokenizer_, ref.params.stop));
+    if (tokenizer_)
+      texts_.emplace(ref.id, OutputText(*tokenizer_, ref.params.stop, ref.params.include_stop_str_in_output));
     setup_speculation(ref);
     scheduler_->add(&ref);
   }

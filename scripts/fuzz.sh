@@ -28,7 +28,8 @@ fi
 # Per target: the longest input worth trying and the dictionary.
 declare -A max_len=(
   [fuzz_engine_config]=4096 [fuzz_model_config]=4096 [fuzz_special_tokens]=8192
-  [fuzz_tokenizer_json]=65536 [fuzz_safetensors_header]=4096 [fuzz_safetensors_index]=4096)
+  [fuzz_tokenizer_json]=65536 [fuzz_safetensors_header]=4096 [fuzz_safetensors_index]=4096
+  [fuzz_openai_request]=4096)
 declare -A dict=([fuzz_engine_config]=toml.dict)
 
 targets=("$@")

@@ -57,6 +57,16 @@ std::optional<int64_t> FieldReader::integer(const char* key) const {
   return v->get<int64_t>();
 }
 
+std::optional<uint64_t> FieldReader::unsigned_integer(const char* key) const {
+  const auto* v = find(key);
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) throw wrong_type(name(key), "an integer", *v);
+  if (v->is_number_unsigned()) return v->get<uint64_t>();
+  const auto value = v->get<int64_t>();
+  if (value < 0) throw bad_request(name(key), fmt::format("{} = {}: must be in [0, 2^64-1]", name(key), value));
+  return static_cast<uint64_t>(value);
+}
+
 std::optional<std::string> FieldReader::string(const char* key) const {
   const auto* v = find(key);
   if (!v) return std::nullopt;

@@ -24,6 +24,8 @@ class FieldReader {
   std::optional<bool> boolean(const char* key) const;
   std::optional<double> number(const char* key) const;  // finite
   std::optional<int64_t> integer(const char* key) const;
+  // An integer in [0, 2^64-1] (seeds: nlohmann reads values above 2^63-1 as unsigned).
+  std::optional<uint64_t> unsigned_integer(const char* key) const;
   std::optional<std::string> string(const char* key) const;
 
  private:

@@ -15,6 +15,7 @@
 #include "server/gated_server.h"
 #include "server/openai_response.h"
 #include "server/request_body.h"
+#include "server/request_json.h"
 
 namespace drift::server {
 namespace {
@@ -104,31 +105,6 @@ bool write_next_events(StreamState& state, httplib::DataSink& sink) {
   return true;
 }
 
-// Nesting depth of a JSON text (brackets outside strings), stopping once it passes `limit`:
-// nlohmann's dump and copy recurse, so a body nested thousands deep must never reach them.
-bool nested_deeper_than(const std::string& text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
-constexpr int kMaxJsonDepth = 64;
-
 }  // namespace
 
 struct HttpServer::Impl {
@@ -163,14 +139,7 @@ struct HttpServer::Impl {
   }
 
   GenerationRequest parse(const std::string& text, Endpoint endpoint) const {
-    if (nested_deeper_than(text, kMaxJsonDepth))
-      throw bad_request("", fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
-    Json body;
-    try {
-      body = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      throw bad_request("", fmt::format("the request body is not valid JSON: {}", e.what()));
-    }
+    const Json body = parse_request_json(text);
     return endpoint == Endpoint::Completions ? parse_completion_request(body, context)
                                              : parse_chat_request(body, context);
   }

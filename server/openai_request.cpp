@@ -10,6 +10,7 @@
 #include "core/tokenizer/output_text.h"
 #include "server/api_error.h"
 #include "server/field_reader.h"
+#include "server/unsupported_fields.h"
 
 namespace drift::server {
 namespace {
@@ -25,32 +26,8 @@ void check_model(const FieldReader& body, const ServingContext& context) {
         .with_code("model_not_found");
 }
 
-// Options DriftEngine does not implement: accepted only at their no-op values, so a client never
-// silently gets something other than what it asked for.
-void refuse_unsupported(const FieldReader& body) {
-  if (auto n = body.integer("n"); n && *n != 1)
-    throw bad_request("n", fmt::format("n = {}: only n = 1 is supported", *n));
-  if (auto b = body.integer("best_of"); b && *b != 1)
-    throw bad_request("best_of", fmt::format("best_of = {}: only best_of = 1 is supported", *b));
-  for (const char* penalty : {"presence_penalty", "frequency_penalty"})
-    if (auto p = body.number(penalty); p && *p != 0.0)
-      throw bad_request(penalty, fmt::format("{} = {}: penalties are not supported (give 0)", penalty, *p));
-  if (auto r = body.number("repetition_penalty"); r && *r != 1.0)
-    throw bad_request("repetition_penalty", fmt::format("repetition_penalty = {}: not supported (give 1)", *r));
-  if (const Json* bias = body.find("logit_bias"); bias && !bias->empty())
-    throw bad_request("logit_bias", "logit_bias is not supported");
-  if (auto echo = body.boolean("echo"); echo && *echo) throw bad_request("echo", "echo is not supported");
-  if (auto suffix = body.string("suffix"); suffix && !suffix->empty())
-    throw bad_request("suffix", "suffix is not supported");
-  if (const Json* tools = body.find("tools"); tools && !tools->empty())
-    throw bad_request("tools", "tools are not supported by this server");
-  if (const Json* format = body.find("response_format")) {
-    const auto type = FieldReader(*format, "response_format").string("type");
-    if (type && *type != "text")
-      throw bad_request("response_format.type",
-                        fmt::format("response_format.type = \"{}\": only \"text\" is supported", *type));
-  }
-}
+constexpr size_t kMaxStops = 4;
+constexpr double kMaxTemperature = 2.0;  // OpenAI's range is [0, 2]
 
 ApiError out_of_range(const std::string& field, const std::string& value, const std::string& requirement) {
   return bad_request(field, fmt::format("{} = {}: {}", field, value, requirement));
@@ -72,22 +49,30 @@ std::vector<std::string> read_stop(const FieldReader& body) {
   } else {
     throw bad_request("stop", fmt::format("stop must be a string or a list of strings, got {}", describe_value(*stop)));
   }
+  if (stops.size() > kMaxStops)  // OpenAI's limit (the engine takes up to 16)
+    throw bad_request("stop", fmt::format("stop holds {} strings; at most {} are allowed", stops.size(), kMaxStops));
   if (std::string bad = validate_stop_strings(stops); !bad.empty()) throw bad_request("stop", "stop: " + bad);
   return stops;
 }
 
-std::vector<int32_t> read_token_ids(const Json& list, const std::string& field, int64_t vocab) {
+// `max_count`: more ids than this is a 400 before any is read (a prompt's limit is the context).
+std::vector<int32_t> read_token_ids(const Json& list, const std::string& field, int64_t vocab, int64_t max_count) {
   if (!list.is_array())
     throw bad_request(field, fmt::format("{} must be a list of token ids, got {}", field, describe_value(list)));
+  if (static_cast<int64_t>(list.size()) > max_count)
+    throw bad_request(field,
+                      fmt::format("{} holds {} token ids; at most {} are allowed", field, list.size(), max_count));
   std::vector<int32_t> ids;
+  ids.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
     const Json& v = list[i];
     const std::string name = fmt::format("{}[{}]", field, i);
     if (!v.is_number_integer())
       throw bad_request(name, fmt::format("{} must be a token id (an integer), got {}", name, describe_value(v)));
-    const auto id = v.get<int64_t>();
+    const bool in_range = !v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
+    const int64_t id = in_range ? v.get<int64_t>() : -1;
     if (id < 0 || id >= vocab)
-      throw out_of_range(name, std::to_string(id), fmt::format("token ids are in [0, {})", vocab));
+      throw out_of_range(name, describe_value(v), fmt::format("token ids are in [0, {})", vocab));
     ids.push_back(static_cast<int32_t>(id));
   }
   return ids;
@@ -133,17 +118,19 @@ std::string read_speculative(const FieldReader& body, const ServingContext& cont
 }
 
 void read_sampling(const FieldReader& body, const ServingContext& context, SamplingParams& p) {
-  if (auto t = body.number("temperature")) p.temperature = *t;
+  if (auto t = body.number("temperature")) {
+    if (*t < 0 || *t > kMaxTemperature)
+      throw out_of_range("temperature", fmt::format("{}", *t), fmt::format("must be in [0, {}]", kMaxTemperature));
+    p.temperature = *t;
+  }
   if (auto t = body.number("top_p")) p.top_p = *t;
   if (auto k = body.integer("top_k")) p.top_k = *k == -1 ? 0 : *k;  // vLLM: -1 disables
   if (auto m = body.number("min_p")) p.min_p = *m;
-  if (auto seed = body.integer("seed")) {
-    if (*seed < 0) throw out_of_range("seed", std::to_string(*seed), "must be >= 0");
-    p.seed = static_cast<uint64_t>(*seed);
-  }
+  if (auto seed = body.unsigned_integer("seed")) p.seed = *seed;  // 0 to 2^64-1, as the CLI's --seed
   p.stop = read_stop(body);
+  if (auto keep = body.boolean("include_stop_str_in_output")) p.include_stop_str_in_output = *keep;
   if (const Json* ids = body.find("stop_token_ids"))
-    p.stop_token_ids = read_token_ids(*ids, "stop_token_ids", context.vocab_size);
+    p.stop_token_ids = read_token_ids(*ids, "stop_token_ids", context.vocab_size, context.vocab_size);
   if (auto ignore = body.boolean("ignore_eos")) p.ignore_eos = *ignore;
   p.speculative = read_speculative(body, context, p.full_verification);
   if (auto salt = body.string("cache_salt")) {
@@ -154,22 +141,40 @@ void read_sampling(const FieldReader& body, const ServingContext& context, Sampl
   if (auto bad = find_invalid_sampling_param(p)) throw out_of_range(bad->field, bad->value, bad->requirement);
 }
 
-// max_tokens (or max_completion_tokens): what is left of the context when not given (chat), or
-// OpenAI's 16 (completions). Prompt and reply must fit max_seq_len, as in vLLM.
+ApiError prompt_too_long(const char* field, int64_t tokens, int64_t max_seq_len) {
+  return bad_request(field, fmt::format("the prompt has {} tokens; this model's context (max_seq_len) is {} tokens, "
+                                        "with room needed for at least one generated token",
+                                        tokens, max_seq_len));
+}
+
+// Text of `bytes` bytes that can never fit the context: refused before the costly tokenization
+// (or template rendering), so an over-long prompt costs no more than reading its body.
+void check_prompt_bytes(const char* field, size_t bytes, const ServingContext& context) {
+  if (context.max_prompt_bytes > 0 && bytes > context.max_prompt_bytes)
+    throw bad_request(field, fmt::format("the prompt has {} bytes of text, more than fit this model's context "
+                                         "(max_seq_len) of {} tokens",
+                                         bytes, context.max_seq_len));
+}
+
+// max_tokens, or its newer name max_completion_tokens (both: they must agree). Left out: OpenAI's
+// 16 for completions; for chat the config's [generation] max_new_tokens (ServingContext::defaults).
+// Either way capped by what is left of the context; prompt and reply must fit max_seq_len.
 void read_max_tokens(const FieldReader& body, const ServingContext& context, bool chat, GenerationRequest& r) {
   const auto prompt = static_cast<int64_t>(r.prompt.size());
-  const char* prompt_field = chat ? "messages" : "prompt";
-  if (prompt >= context.max_seq_len)
-    throw bad_request(prompt_field,
-                      fmt::format("the prompt has {} tokens; this model's context (max_seq_len) is {} tokens, "
-                                  "with room needed for at least one generated token",
-                                  prompt, context.max_seq_len));
+  if (prompt >= context.max_seq_len) throw prompt_too_long(chat ? "messages" : "prompt", prompt, context.max_seq_len);
   const char* field = "max_tokens";
   std::optional<int64_t> max = body.integer("max_tokens");
-  if (chat && !max && (max = body.integer("max_completion_tokens"))) field = "max_completion_tokens";
+  if (auto newer = body.integer("max_completion_tokens")) {
+    if (max && *max != *newer)
+      throw bad_request(
+          "max_completion_tokens",
+          fmt::format("max_completion_tokens = {} and max_tokens = {}: give one, or equal values", *newer, *max));
+    max = newer;
+    field = "max_completion_tokens";
+  }
   const int64_t room = context.max_seq_len - prompt;
   if (!max) {
-    r.params.max_new_tokens = chat ? room : std::min<int64_t>(16, room);
+    r.params.max_new_tokens = std::min<int64_t>(chat ? context.defaults.max_new_tokens : 16, room);
     return;
   }
   if (*max < 1) throw out_of_range(field, std::to_string(*max), "must be >= 1");
@@ -208,16 +213,79 @@ std::vector<int32_t> completion_prompt(const FieldReader& body, const ServingCon
   if (one->is_string()) {
     if (!context.encode_text)
       throw bad_request("prompt", "this model has no tokenizer: give the prompt as a list of token ids");
+    check_prompt_bytes("prompt", one->get_ref<const std::string&>().size(), context);
     try {
       ids = context.encode_text(one->get<std::string>());
     } catch (const DriftError& e) {
       throw bad_request("prompt", fmt::format("prompt could not be tokenized: {}", e.what()));
     }
   } else {
-    ids = read_token_ids(*one, "prompt", context.vocab_size);
+    if (one->is_array() && static_cast<int64_t>(one->size()) >= context.max_seq_len)
+      throw prompt_too_long("prompt", static_cast<int64_t>(one->size()), context.max_seq_len);
+    ids = read_token_ids(*one, "prompt", context.vocab_size, context.max_seq_len);
   }
   if (ids.empty()) throw bad_request("prompt", "prompt is empty");
   return ids;
+}
+
+bool is_openai_role(const std::string& role) {
+  for (const char* known : {"system", "developer", "user", "assistant", "tool"})
+    if (role == known) return true;
+  return false;
+}
+
+// A content list's {"type": "text", "text": ...} parts joined; other part types are refused.
+std::string joined_text_parts(const Json& content, const std::string& path) {
+  std::string text;
+  for (size_t j = 0; j < content.size(); ++j) {
+    const FieldReader part(content[j], fmt::format("{}.content[{}]", path, j));
+    const auto type = part.string("type");
+    if (type != "text")
+      throw bad_request(part.name("type"), fmt::format("{} = {}: only \"text\" parts are supported", part.name("type"),
+                                                       type ? "\"" + *type + "\"" : "missing"));
+    text += part.string("text").value_or("");
+  }
+  return text;
+}
+
+// The text the template will print at least once: every message's content.
+size_t content_bytes(const Json& messages) {
+  size_t bytes = 0;
+  for (const Json& m : messages)
+    if (auto it = m.find("content"); it != m.end() && it->is_string())
+      bytes += it->get_ref<const std::string&>().size();
+  return bytes;
+}
+
+// vLLM's chat rendering fields: add_generation_prompt (default true), continue_final_message
+// (default false) and chat_template_kwargs (extra template variables, e.g. enable_thinking).
+ChatPrompt read_chat_options(const FieldReader& body) {
+  ChatPrompt chat;
+  chat.add_generation_prompt = body.boolean("add_generation_prompt").value_or(true);
+  chat.continue_final_message = body.boolean("continue_final_message").value_or(false);
+  if (chat.continue_final_message && chat.add_generation_prompt && body.find("add_generation_prompt"))
+    throw bad_request("continue_final_message",
+                      "continue_final_message = true needs add_generation_prompt = false (as in vLLM)");
+  if (chat.continue_final_message) chat.add_generation_prompt = false;
+  if (const Json* kwargs = body.find("chat_template_kwargs")) {
+    const FieldReader fields(*kwargs, "chat_template_kwargs");  // a 400 unless an object
+    for (const auto& [key, value] : kwargs->items())
+      for (const char* reserved : {"messages", "tools", "documents", "add_generation_prompt", "continue_final_message"})
+        if (key == reserved)
+          throw bad_request(
+              fields.name(reserved),
+              fmt::format("{} is set by the request itself, not through chat_template_kwargs", fields.name(reserved)));
+    chat.template_kwargs = *kwargs;
+  }
+  return chat;
+}
+
+void check_continuation(const ChatPrompt& chat) {
+  if (!chat.continue_final_message) return;
+  const Json& last = chat.messages.back();
+  if (last.value("role", "") != "assistant")
+    throw bad_request("continue_final_message",
+                      "continue_final_message = true needs the last message to be the assistant's");
 }
 
 }  // namespace
@@ -225,7 +293,7 @@ std::vector<int32_t> completion_prompt(const FieldReader& body, const ServingCon
 GenerationRequest parse_completion_request(const Json& body, const ServingContext& context) {
   const FieldReader fields(body, "");
   check_model(fields, context);
-  refuse_unsupported(fields);
+  refuse_unsupported(fields, false);
   GenerationRequest r;
   r.endpoint = Endpoint::Completions;
   r.params = context.defaults;
@@ -249,20 +317,16 @@ Json normalize_messages(const Json& messages) {
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string path = fmt::format("messages[{}]", i);
     const FieldReader message(messages[i], path);
-    if (!message.string("role")) throw bad_request(path + ".role", path + ".role is required");
+    const auto role = message.string("role");
+    if (!role) throw bad_request(path + ".role", path + ".role is required");
+    if (!is_openai_role(*role))
+      throw bad_request(path + ".role", fmt::format("{}.role = \"{}\": must be system, developer, user, assistant "
+                                                    "or tool",
+                                                    path, *role));
     Json copy = messages[i];
     const Json* content = message.find("content");
     if (content && content->is_array()) {
-      std::string text;
-      for (size_t j = 0; j < content->size(); ++j) {
-        const FieldReader part((*content)[j], fmt::format("{}.content[{}]", path, j));
-        const auto type = part.string("type");
-        if (type != "text")
-          throw bad_request(part.name("type"), fmt::format("{} = {}: only \"text\" parts are supported",
-                                                           part.name("type"), type ? "\"" + *type + "\"" : "missing"));
-        text += part.string("text").value_or("");
-      }
-      copy["content"] = text;
+      copy["content"] = joined_text_parts(*content, path);
     } else if (content && !content->is_string()) {
       throw bad_request(path + ".content", fmt::format("{}.content must be a string or a list of parts, got {}", path,
                                                        describe_value(*content)));
@@ -275,7 +339,7 @@ Json normalize_messages(const Json& messages) {
 GenerationRequest parse_chat_request(const Json& body, const ServingContext& context) {
   const FieldReader fields(body, "");
   check_model(fields, context);
-  refuse_unsupported(fields);
+  refuse_unsupported(fields, true);
   if (!context.encode_chat) throw bad_request("messages", context.no_chat_template);
   const Json* messages = fields.find("messages");
   if (!messages) throw bad_request("messages", "messages is required");
@@ -291,9 +355,12 @@ GenerationRequest parse_chat_request(const Json& body, const ServingContext& con
   } else if (r.logprobs) {
     r.params.logprobs = 0;
   }
-  const Json normalized = normalize_messages(*messages);
+  ChatPrompt chat = read_chat_options(fields);
+  chat.messages = normalize_messages(*messages);
+  check_prompt_bytes("messages", content_bytes(chat.messages), context);
+  check_continuation(chat);
   try {
-    r.prompt = context.encode_chat(normalized);
+    r.prompt = context.encode_chat(chat);
   } catch (const std::exception& e) {  // DriftError, or the template's own raise (JinjaError)
     throw bad_request("messages", fmt::format("the chat template could not render messages: {}", e.what()));
   }

@@ -14,17 +14,34 @@
 
 namespace drift::server {
 
+// A conversation and how to render it (vLLM's chat fields, passed to the chat template).
+struct ChatPrompt {
+  nlohmann::ordered_json messages;  // normalized (normalize_messages)
+  bool add_generation_prompt = true;
+  // Render the last (assistant) message open, so the reply continues it (transformers'
+  // continue_final_message: the text is cut right after that message's content).
+  bool continue_final_message = false;
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // extra template variables
+};
+
 // What parsing needs to know about the served model and engine (fixed while serving).
 struct ServingContext {
   std::string model_name;   // the id /v1/models lists; "model" must name it
   int64_t max_seq_len = 0;  // prompt + generated tokens
   int64_t vocab_size = 0;
-  SamplingParams defaults;  // the config's [generation]: fields a request leaves out
+  // The config's [generation]: fields a request leaves out. Its max_new_tokens is also a chat's
+  // default max_tokens (capped by the rest of the context), as vLLM takes max_new_tokens from the
+  // generation config: reserving the whole context per chat would let guaranteed_no_evict run
+  // only a few at once.
+  SamplingParams defaults;
   // Text -> prompt ids (BOS/EOS as the checkpoint says); null when the model has no tokenizer.
   std::function<std::vector<int32_t>(const std::string&)> encode_text;
+  // Prompt text (or chat message contents, summed) longer than this can never fit max_seq_len
+  // tokens (server/prompt_bound.h): refused before tokenizing. 0: no bound.
+  size_t max_prompt_bytes = 0;
   // Messages -> prompt ids through the model's chat template; null when it has none, and then
   // no_chat_template says why.
-  std::function<std::vector<int32_t>(const nlohmann::ordered_json&)> encode_chat;
+  std::function<std::vector<int32_t>(const ChatPrompt&)> encode_chat;
   std::string no_chat_template;
   std::vector<std::string> draft_providers;  // configured [[plugins]] draft providers
   std::string default_draft_provider;        // [speculative]'s ("" = speculation off by default)
@@ -46,6 +63,7 @@ GenerationRequest parse_chat_request(const nlohmann::ordered_json& body, const S
 
 // Chat message content as the templates expect it: a string stays; a list of {"type": "text",
 // "text": ...} parts becomes their concatenation (other part types are a 400 naming the part).
+// Roles are OpenAI's: system, developer, user, assistant, tool (others: a 400 naming the role).
 nlohmann::ordered_json normalize_messages(const nlohmann::ordered_json& messages);
 
 }  // namespace drift::server

@@ -42,14 +42,26 @@ std::string validate_stop_strings(const std::vector<std::string>& stops) {
   return "";
 }
 
-OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings)
-    : decoder_(tokenizer), stops_(std::move(stop_strings)) {}
+OutputText::OutputText(const Tokenizer& tokenizer, std::vector<std::string> stop_strings, bool include_stop)
+    : decoder_(tokenizer), stops_(std::move(stop_strings)), include_stop_(include_stop) {}
 
 std::string OutputText::emit(size_t length) {
   std::string out = pending_.substr(0, length);
   pending_.erase(0, length);
   emitted_ += out;
   return out;
+}
+
+// pending_ is short: the held-back tail (a proper prefix of a stop string, which contains none)
+// and the new text. Without include_stop the text ends before the earliest stop string, so no
+// part of any is emitted. With it the text ends after the stop string that completes first, as
+// if the new text had arrived one character at a time (one token can complete several).
+size_t OutputText::stop_cut() const {
+  size_t cut = std::string::npos;
+  for (const std::string& stop : stops_)
+    if (const size_t at = pending_.find(stop); at != std::string::npos)
+      cut = std::min(cut, include_stop_ ? at + stop.size() : at);
+  return cut;
 }
 
 OutputText::Update OutputText::push(int32_t token) {
@@ -60,12 +72,8 @@ OutputText::Update OutputText::push(int32_t token) {
     update.text = emit(pending_.size());
     return update;
   }
-  // The earliest stop string. pending_ is short: the held-back tail (a proper prefix of a stop
-  // string, which contains none) and the new text.
-  size_t first = std::string::npos;
-  for (const std::string& stop : stops_) first = std::min(first, pending_.find(stop));
-  if (first != std::string::npos) {
-    update.text = emit(first);
+  if (const size_t cut = stop_cut(); cut != std::string::npos) {
+    update.text = emit(cut);
     update.stopped = stopped_ = true;
     pending_.clear();
     return update;

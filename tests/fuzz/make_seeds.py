@@ -405,18 +405,55 @@ def safetensors_seeds():
     write(t, "no_weight_map.json", '{"metadata": {}}')
 
 
+# ---- fuzz_openai_request: endpoint byte ('0' completions, '1' chat) + the request body ----------
+def openai_request_seeds():
+    t = "fuzz_openai_request"
+    user = [{"role": "user", "content": "hello"}]
+    completions = {
+        "full": {"model": "fuzz", "prompt": "Once upon a time", "max_tokens": 7, "temperature": 0.8, "top_p": 0.9,
+                 "top_k": 5, "min_p": 0.05, "seed": 18446744073709551615, "stop": ["x", "yz"], "stop_token_ids": [3],
+                 "ignore_eos": True, "include_stop_str_in_output": True, "logprobs": 2, "stream": True,
+                 "stream_options": {"include_usage": True}, "cache_salt": "a", "prefix_cache": False,
+                 "speculative": {"draft_provider": "suffix_cache", "full_verification": True}},
+        "ids": {"prompt": [[1, 2, 3]], "max_completion_tokens": 3, "speculative": {"enabled": False}},
+        "no_ops": {"prompt": "a", "n": 1, "best_of": 1, "presence_penalty": 0, "frequency_penalty": 0, "logit_bias": {},
+                   "min_tokens": 0, "guided_json": None, "echo": False, "suffix": "", "tool_choice": "none",
+                   "response_format": {"type": "text"}, "add_special_tokens": True},
+        "refused": {"prompt": "a", "guided_json": {"type": "object"}, "min_tokens": 3},
+        "numbers": {"prompt": "a", "temperature": 2.5, "top_k": -1, "seed": -1, "max_tokens": 4,
+                    "max_completion_tokens": 5},
+        "long_prompt": {"prompt": "x" * 1100},
+    }
+    for name, body in completions.items():
+        write(t, f"completion_{name}.json", "0" + json.dumps(body))
+    write(t, "completion_1e400.json", '0{"prompt": "a", "temperature": 1e400, "seed": 1e19}')
+    chats = {
+        "plain": {"messages": [{"role": "system", "content": "be brief"}] + user, "logprobs": True, "top_logprobs": 2},
+        "parts": {"messages": [{"role": "developer", "content": [{"type": "text", "text": "a"},
+                                                                  {"type": "text", "text": "b"}]}] + user},
+        "kwargs": {"messages": user, "chat_template_kwargs": {"enable_thinking": False}, "add_generation_prompt": False},
+        "continue": {"messages": user + [{"role": "assistant", "content": "The answer is"}],
+                     "continue_final_message": True},
+        "bad_role": {"messages": [{"role": "robot", "content": "x"}], "stop": ["a", "b", "c", "d", "e"]},
+        "tool": {"messages": user + [{"role": "assistant", "content": None}, {"role": "tool", "content": "42"}]},
+    }
+    for name, body in chats.items():
+        write(t, f"chat_{name}.json", "1" + json.dumps(body))
+
+
 def main():
     shared = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "data"))
     if not os.path.isdir(shared):
         print(f"make_seeds: {shared} not found: seeds from the shared data are skipped", file=sys.stderr)
     for target in ("fuzz_engine_config", "fuzz_model_config", "fuzz_special_tokens", "fuzz_tokenizer_json",
-                   "fuzz_safetensors_header", "fuzz_safetensors_index"):
+                   "fuzz_safetensors_header", "fuzz_safetensors_index", "fuzz_openai_request"):
         shutil.rmtree(os.path.join(CORPUS, target), ignore_errors=True)
     engine_config_seeds()
     model_config_seeds(shared)
     special_tokens_seeds(shared)
     tokenizer_json_seeds(shared)
     safetensors_seeds()
+    openai_request_seeds()
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(CORPUS) for f in fs)
     count = sum(len(fs) for _, _, fs in os.walk(CORPUS))
     print(f"make_seeds: {count} seeds, {total} bytes in {os.path.relpath(CORPUS, ROOT)}")

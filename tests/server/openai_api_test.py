@@ -304,6 +304,78 @@ class SmolLM2Api(unittest.TestCase):
         self.assertEqual(text, ref[:first])
         self.assertEqual(finish, "stop")
 
+    def test_include_stop_str_in_output_keeps_the_matched_stop_string(self):
+        ref = self.chat[1]["text"]
+        start = len(ref) // 2
+        stop = ref[start:start + 6]
+        first = ref.index(stop)
+        messages = [{"role": "user", "content": SMOLLM2_PROMPTS[1]}]
+        for stream in (False, True):
+            r = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=24, temperature=0,
+                                                    stop=[stop], stream=stream,
+                                                    extra_body={"include_stop_str_in_output": True})
+            text = stream_text(r)[0] if stream else r.choices[0].message.content
+            self.assertEqual(text, ref[:first + len(stop)])
+
+    def test_chat_rendering_fields_change_the_prompt(self):
+        """add_generation_prompt (default true) and continue_final_message reach the template."""
+        messages = [{"role": "user", "content": SMOLLM2_PROMPTS[0]}]
+        usage = lambda **extra: self.client.chat.completions.create(
+            model=self.model, messages=messages + extra.pop("more", []), max_tokens=1, temperature=0,
+            extra_body=extra).usage.prompt_tokens
+        with_prompt = usage()
+        self.assertEqual(with_prompt, len(self.chat[0]["prompt_ids"]))
+        self.assertLess(usage(add_generation_prompt=False), with_prompt)  # no "<|im_start|>assistant\n"
+        # The reply continues the open assistant message: its prompt ends with that message's text.
+        opened = usage(more=[{"role": "assistant", "content": "The capital"}], continue_final_message=True,
+                       add_generation_prompt=False)
+        closed = usage(more=[{"role": "assistant", "content": "The capital"}], add_generation_prompt=False)
+        self.assertLess(opened, closed)  # no end-of-turn after it
+        self.assertEqual(usage(chat_template_kwargs={"enable_thinking": False}), with_prompt)
+
+    def test_an_over_long_prompt_is_refused_before_it_is_tokenized(self):
+        """16 MB of text took seconds to tokenize before its length was checked. Refused first, it
+        costs what reading the body costs: measured as the same body refused for n = 2 (checked
+        before the prompt), so a loaded machine slows both alike."""
+        big = "All work and no play makes Jack a dull boy. " * (16 * 1024 * 1024 // 44)
+        auth = {"Authorization": f"Bearer {self.KEY}"}
+
+        def timed(path, body):
+            payload = json.dumps(body)  # the client's serializing is not the server's cost
+            start = time.time()
+            result = error_of(self.server.request("POST", path, payload, auth))
+            return result, time.time() - start
+
+        for path, body, param in [("/v1/completions", {"prompt": big, "max_tokens": 1}, "prompt"),
+                                  ("/v1/chat/completions", {"messages": [{"role": "user", "content": big}]}, "messages")]:
+            (status, error), elapsed = timed(path, body)
+            self.assertEqual((status, error["param"]), (400, param))
+            (_, reading_error), reading = timed(path, {**body, "n": 2})
+            self.assertEqual(reading_error["param"], "n")
+            self.assertLess(elapsed, reading + 0.5, f"{path}: {elapsed:.2f} s; reading the body took {reading:.2f} s")
+            report_fault(f"16 MB {param} ({elapsed * 1000:.0f} ms, reading the body {reading * 1000:.0f} ms)", status,
+                         error)
+
+    def test_eight_chats_without_max_tokens_run_at_once(self):
+        """configs/smollm2.toml: a batch of 8 and ~4,200 tokens of KV under guaranteed_no_evict. A chat
+        without max_tokens used to reserve the rest of its 2,048-token context: 2 ran, 6 waited."""
+        s = self.server
+        body = {"model": self.model, "stream": True, "temperature": 0,
+                "messages": [{"role": "user", "content": "Write a long story about a dragon who learns to cook."}]}
+        socks = [open_stream(s.port, "/v1/chat/completions", body, self.KEY) for _ in range(8)]
+        try:
+            peak = [0]
+
+            def all_running():
+                peak[0] = max(peak[0], metric(s.metrics(), "drift_requests_running"))
+                return peak[0] == 8
+            self.assertTrue(wait_until(all_running, timeout=60), f"at most {peak[0]} of 8 chats ran at once")
+        finally:
+            for sock in socks:
+                sock.close()
+        idle = lambda: metric(s.metrics(), "drift_requests_running") + metric(s.metrics(), "drift_requests_waiting") == 0
+        self.assertTrue(wait_until(idle), "the closed streams were not aborted")
+
     def test_logprobs_equal_teacher_forced_scores(self):
         ref = generate(self.config, ["Once upon a time"], 8, ignore_eos=True)[0]
         r = self.client.completions.create(model=self.model, prompt="Once upon a time", max_tokens=8, temperature=0, logprobs=3,
@@ -527,6 +599,14 @@ class StoriesLoadAndFaults(unittest.TestCase):
                 ("over-long prompt", s.request("POST", "/v1/completions", {"prompt": [5] * 300}, auth), 400, "prompt"),
                 ("token id out of range", s.request("POST", "/v1/completions", {"prompt": [1, 999999]}, auth), 400, "prompt[1]"),
                 ("n > 1", s.request("POST", "/v1/completions", {"prompt": "x", "n": 2}, auth), 400, "n"),
+                ("a number JSON cannot hold", s.request("POST", "/v1/completions", '{"prompt": "x", "temperature": 1e400}', auth), 400, None),
+                ("temperature above OpenAI's 2", s.request("POST", "/v1/completions", {"prompt": "x", "temperature": 2.5}, auth), 400, "temperature"),
+                ("seed below 0", s.request("POST", "/v1/completions", {"prompt": "x", "seed": -1}, auth), 400, "seed"),
+                ("guided_json", s.request("POST", "/v1/completions", {"prompt": "x", "guided_json": {"type": "object"}}, auth), 400, "guided_json"),
+                ("min_tokens", s.request("POST", "/v1/completions", {"prompt": "x", "min_tokens": 4}, auth), 400, "min_tokens"),
+                ("max_tokens != max_completion_tokens", s.request("POST", "/v1/completions",
+                                                                  {"prompt": "x", "max_tokens": 4, "max_completion_tokens": 5}, auth), 400, "max_completion_tokens"),
+                ("over-long token list", s.request("POST", "/v1/completions", {"prompt": [5] * 100000}, auth), 400, "prompt"),
                 ("stop of wrong type", s.request("POST", "/v1/completions", {"prompt": "x", "stop": [1]}, auth), 400, "stop[0]"),
                 ("chat without a template", s.request("POST", "/v1/chat/completions",
                                                       {"messages": [{"role": "user", "content": "hi"}]}, auth), 400, "messages"),
@@ -547,6 +627,21 @@ class StoriesLoadAndFaults(unittest.TestCase):
         for r in results:
             ref = self.refs[r["n"]][STORY_PROMPTS.index(r["prompt"])]
             self.assertEqual(r["text"], ref["text"])
+
+    def test_seeds_take_the_whole_unsigned_64_bit_range_as_on_the_cli(self):
+        sample = lambda seed: self.client.completions.create(model="stories260K", prompt="Once upon a time", max_tokens=16,
+                                                             temperature=1.0, seed=seed).choices[0].text
+        for seed in (0, 2**63, 2**64 - 1):
+            self.assertEqual(sample(seed), sample(seed))
+
+
+def open_stream(port, path, body, key):
+    """A streaming request on a raw socket, its response left unread (close the socket to leave)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    payload = json.dumps(body).encode()
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n".encode()
+                 + f"Authorization: Bearer {key}\r\nContent-Length: {len(payload)}\r\n\r\n".encode() + payload)
+    return sock
 
 
 def open_stream_and_disconnect_authorized(port, body, key, read_bytes=400):

@@ -4,8 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "server/api_error.h"
 #include "server/openai_request.h"
+#include "server/request_json.h"
 
 namespace drift::server {
 namespace {
@@ -89,11 +92,11 @@ TEST(OpenAiRequest, LeftOutFieldsTakeTheConfigDefaultsAndOpenAisMaxTokens) {
             "off");
 }
 
-TEST(OpenAiRequest, ChatLeavesTheRestOfTheContextAsMaxTokens) {
+TEST(OpenAiRequest, ChatDefaultsMaxTokensToTheConfigsCappedByTheContext) {
   ServingContext c = context();
   Json seen;
-  c.encode_chat = [&seen](const Json& messages) {
-    seen = messages;
+  c.encode_chat = [&seen](const ChatPrompt& chat) {
+    seen = chat.messages;
     return std::vector<int32_t>(10, 7);
   };
   const GenerationRequest r = parse_chat_request(Json::parse(R"({"messages": [
@@ -101,7 +104,7 @@ TEST(OpenAiRequest, ChatLeavesTheRestOfTheContextAsMaxTokens) {
       {"role": "user", "content": [{"type": "text", "text": "hello "}, {"type": "text", "text": "there"}]}],
       "logprobs": true, "top_logprobs": 3})"),
                                                  c);
-  EXPECT_EQ(r.params.max_new_tokens, 64 - 10);
+  EXPECT_EQ(r.params.max_new_tokens, 64 - 10);  // [generation] max_new_tokens 128 > the room left
   EXPECT_EQ(r.params.logprobs, 3);
   EXPECT_EQ(seen[1]["content"], "hello there");  // text parts joined for the template
   EXPECT_EQ(parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}],
@@ -109,6 +112,100 @@ TEST(OpenAiRequest, ChatLeavesTheRestOfTheContextAsMaxTokens) {
                                c)
                 .params.max_new_tokens,
             5);
+  // Not the whole context: under guaranteed_no_evict that reserved a context per chat, so a
+  // chat server ran only a few of its batch at once.
+  c.defaults.max_new_tokens = 20;
+  EXPECT_EQ(
+      parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}]})"), c).params.max_new_tokens,
+      20);
+  // Both names, equal: fine.
+  EXPECT_EQ(parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 6,
+      "max_completion_tokens": 6})"),
+                               c)
+                .params.max_new_tokens,
+            6);
+}
+
+TEST(OpenAiRequest, ChatRenderingFieldsReachTheTemplate) {
+  ServingContext c = context();
+  ChatPrompt seen;
+  c.encode_chat = [&seen](const ChatPrompt& chat) {
+    seen = chat;
+    return std::vector<int32_t>{1, 2};
+  };
+  parse_chat_request(Json::parse(R"({"messages": [{"role": "developer", "content": "x"}, {"role": "user",
+      "content": "y"}]})"),
+                     c);
+  EXPECT_TRUE(seen.add_generation_prompt);
+  EXPECT_FALSE(seen.continue_final_message);
+  EXPECT_TRUE(seen.template_kwargs.empty());
+  parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}], "add_generation_prompt": false,
+      "chat_template_kwargs": {"enable_thinking": false, "custom": [1]}})"),
+                     c);
+  EXPECT_FALSE(seen.add_generation_prompt);
+  EXPECT_EQ(seen.template_kwargs, Json::parse(R"({"enable_thinking": false, "custom": [1]})"));
+  parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant",
+      "content": "The answer is"}], "continue_final_message": true})"),
+                     c);
+  EXPECT_TRUE(seen.continue_final_message);
+  EXPECT_FALSE(seen.add_generation_prompt);
+  EXPECT_EQ(seen.messages.size(), 2u);
+}
+
+TEST(OpenAiRequest, IncludeStopStrAndFullRangeSeedsReachSamplingParams) {
+  const GenerationRequest r = parse_completion_request(
+      Json::parse(R"({"prompt": "a", "stop": "x", "include_stop_str_in_output": true, "seed": 18446744073709551615,
+          "temperature": 2, "min_tokens": 0, "guided_json": null, "grammar": null, "logit_bias": {}})"),
+      context());
+  EXPECT_TRUE(r.params.include_stop_str_in_output);
+  EXPECT_EQ(r.params.seed, UINT64_MAX);  // nlohmann reads it as unsigned: the CLI's range
+  EXPECT_DOUBLE_EQ(r.params.temperature, 2.0);
+  EXPECT_FALSE(
+      parse_completion_request(Json::parse(R"({"prompt": "a"})"), context()).params.include_stop_str_in_output);
+  EXPECT_EQ(parse_completion_request(Json::parse(R"({"prompt": "a", "seed": 0})"), context()).params.seed, 0u);
+}
+
+TEST(OpenAiRequest, OverLongPromptsAreRefusedBeforeTokenizing) {
+  ServingContext c = context();
+  c.max_prompt_bytes = 1000;
+  int encodes = 0;
+  c.encode_text = [&encodes](const std::string&) {
+    ++encodes;
+    return std::vector<int32_t>{1};
+  };
+  c.encode_chat = [&encodes](const ChatPrompt&) {
+    ++encodes;
+    return std::vector<int32_t>{1};
+  };
+  const std::string long_text(1001, 'a');
+  ApiError e = error_of(Json({{"prompt", long_text}}).dump(), false, c);
+  EXPECT_EQ(e.param, "prompt");
+  EXPECT_THAT(e.what(), HasSubstr("1001 bytes"));
+  // Chat: the messages' contents together.
+  const Json half = {{"role", "user"}, {"content", std::string(501, 'a')}};
+  e = error_of(Json({{"messages", {half, half}}}).dump(), true, c);
+  EXPECT_EQ(e.param, "messages");
+  EXPECT_EQ(encodes, 0);
+  error_of(Json({{"prompt", std::string(1000, 'a')}, {"max_tokens", 0}}).dump(), false, c);
+  EXPECT_EQ(encodes, 1);  // at the bound: tokenized
+  // Token ids: the count is checked before any id is read.
+  e = error_of(Json({{"prompt", std::vector<int>(100, 5)}}).dump(), false, c);
+  EXPECT_EQ(e.param, "prompt");
+  EXPECT_THAT(e.what(), HasSubstr("the prompt has 100 tokens"));
+}
+
+TEST(OpenAiRequest, BodiesThatAreNotJsonAre400sNot500s) {
+  for (const char* text :
+       {R"({"prompt": "a", "temperature": 1e400})", R"({"prompt": "a", "seed": -1e999})", R"({"prompt": "a",)",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}) {
+    try {
+      parse_request_json(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400) << text;
+    }
+  }
+  EXPECT_EQ(parse_request_json(R"({"seed": 18446744073709551615})")["seed"].get<uint64_t>(), UINT64_MAX);
 }
 
 struct BadBody {
@@ -140,11 +237,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"prompt": 5})", 400, "prompt", "must be a list of token ids"},
         BadBody{R"({"model": "other", "prompt": "a"})", 404, "model", "does not exist"},
         BadBody{R"({"prompt": "a", "temperature": "hot"})", 400, "temperature", "must be a number"},
-        BadBody{R"({"prompt": "a", "temperature": -1})", 400, "temperature", "must be a finite number >= 0"},
+        BadBody{R"({"prompt": "a", "temperature": -1})", 400, "temperature", "must be in [0, 2]"},
         BadBody{R"({"prompt": "a", "top_p": 0})", 400, "top_p", "must be in (0, 1]"},
         BadBody{R"({"prompt": "a", "top_k": 2.5})", 400, "top_k", "must be an integer"},
         BadBody{R"({"prompt": "a", "min_p": 2})", 400, "min_p", "must be in [0, 1]"},
-        BadBody{R"({"prompt": "a", "seed": -3})", 400, "seed", "must be >= 0"},
+        BadBody{R"({"prompt": "a", "seed": -3})", 400, "seed", "must be in [0, 2^64-1]"},
         BadBody{R"({"prompt": "a", "max_tokens": 0})", 400, "max_tokens", "must be >= 1"},
         BadBody{R"({"prompt": "a", "max_tokens": 63})", 400, "max_tokens", "at most 62 can be generated"},
         BadBody{R"({"prompt": "a", "max_tokens": 18446744073709551615})", 400, "max_tokens", "out of range"},
@@ -175,7 +272,43 @@ INSTANTIATE_TEST_SUITE_P(
                 "not a configured draft provider (configured: ngram, suffix_cache)"},
         BadBody{R"({"prompt": "a", "speculative": {"enabled": false, "draft_provider": "ngram"}})", 400,
                 "speculative.draft_provider", "enabled = false"},
-        BadBody{R"({"prompt": "a", "cache_salt": 7})", 400, "cache_salt", "must be a string"}));
+        BadBody{R"({"prompt": "a", "cache_salt": 7})", 400, "cache_salt", "must be a string"},
+        // Options that would change the output and that the engine cannot honour.
+        BadBody{R"({"prompt": "a", "guided_json": {"type": "object"}})", 400, "guided_json", "no grammar engine"},
+        BadBody{R"({"prompt": "a", "grammar": "root ::= x"})", 400, "grammar", "no grammar engine"},
+        BadBody{R"({"prompt": "a", "guided_choice": ["a"]})", 400, "guided_choice", "no grammar engine"},
+        BadBody{R"({"prompt": "a", "structured_outputs": {"json": {}}})", 400, "structured_outputs", "no grammar"},
+        BadBody{R"({"prompt": "a", "min_tokens": 5})", 400, "min_tokens", "not supported"},
+        BadBody{R"({"prompt": "a", "min_tokens": -1})", 400, "min_tokens", "must be >= 0"},
+        BadBody{R"({"prompt": "a", "allowed_token_ids": [1]})", 400, "allowed_token_ids", "not supported"},
+        BadBody{R"({"prompt": "a", "bad_words": ["x"]})", 400, "bad_words", "not supported"},
+        BadBody{R"({"prompt": "a", "truncate_prompt_tokens": 5})", 400, "truncate_prompt_tokens", "not supported"},
+        BadBody{R"({"prompt": "a", "prompt_logprobs": 1})", 400, "prompt_logprobs", "not supported"},
+        BadBody{R"({"prompt": "a", "use_beam_search": true})", 400, "use_beam_search", "not supported"},
+        BadBody{R"({"prompt": "a", "add_special_tokens": false})", 400, "add_special_tokens", "only true"},
+        BadBody{R"({"prompt": "a", "tool_choice": "required"})", 400, "tool_choice", "calls no tools"},
+        BadBody{R"({"prompt": "a", "chat_template": "{{ x }}"})", 400, "chat_template", "not supported"},
+        // Numbers: OpenAI's ranges, every out-of-range value a 400 naming the field.
+        BadBody{R"({"prompt": "a", "temperature": 2.5})", 400, "temperature", "must be in [0, 2]"},
+        BadBody{R"({"prompt": "a", "temperature": true})", 400, "temperature", "must be a number"},
+        BadBody{R"({"prompt": "a", "top_p": 1e308})", 400, "top_p", "must be in (0, 1]"},
+        BadBody{R"({"prompt": "a", "top_k": -2})", 400, "top_k", "must be >= 0"},
+        BadBody{R"({"prompt": "a", "top_k": 9223372036854775808})", 400, "top_k", "out of range"},
+        BadBody{R"({"prompt": "a", "seed": -1})", 400, "seed", "must be in [0, 2^64-1]"},
+        BadBody{R"({"prompt": "a", "seed": 1.5})", 400, "seed", "must be an integer"},
+        BadBody{R"({"prompt": "a", "seed": 1e30})", 400, "seed", "must be an integer"},
+        BadBody{R"({"prompt": "a", "max_tokens": 1.0})", 400, "max_tokens", "must be an integer"},
+        BadBody{R"({"prompt": "a", "max_tokens": -9223372036854775808})", 400, "max_tokens", "must be >= 1"},
+        BadBody{R"({"prompt": "a", "max_tokens": 4, "max_completion_tokens": 5})", 400, "max_completion_tokens",
+                "give one, or equal values"},
+        BadBody{R"({"prompt": "a", "max_completion_tokens": 63})", 400, "max_completion_tokens", "at most 62"},
+        BadBody{R"({"prompt": "a", "logprobs": -1})", 400, "logprobs", "must be in [0, 20]"},
+        BadBody{R"({"prompt": "a", "logprobs": true})", 400, "logprobs", "must be an integer"},
+        BadBody{R"({"prompt": "a", "n": 18446744073709551615})", 400, "n", "out of range"},
+        BadBody{R"({"prompt": "a", "presence_penalty": false})", 400, "presence_penalty", "must be a number"},
+        BadBody{R"({"prompt": [1, 18446744073709551615]})", 400, "prompt[1]", "token ids are in"},
+        BadBody{R"({"prompt": [1, -5]})", 400, "prompt[1]", "token ids are in"},
+        BadBody{R"({"prompt": "a", "stop": ["a", "b", "c", "d", "e"]})", 400, "stop", "at most 4"}));
 
 TEST(OpenAiRequest, SpeculationEnabledWithoutAnyProviderNamesTheField) {
   ServingContext c = context();
@@ -189,12 +322,37 @@ TEST(OpenAiRequest, SpeculationEnabledWithoutAnyProviderNamesTheField) {
 TEST(OpenAiRequest, ChatErrorsNameMessagesAndTheirParts) {
   ServingContext c = context();
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}]})", true, c).param, "messages");  // no template
-  c.encode_chat = [](const Json&) -> std::vector<int32_t> { throw std::runtime_error("System role not supported"); };
+  c.encode_chat = [](const ChatPrompt&) -> std::vector<int32_t> {
+    throw std::runtime_error("System role not supported");
+  };
   const ApiError raised = error_of(R"({"messages": [{"role": "system", "content": "x"}]})", true, c);
   EXPECT_EQ(raised.param, "messages");
   EXPECT_THAT(raised.what(), HasSubstr("System role not supported"));
-  c.encode_chat = [](const Json&) { return std::vector<int32_t>{1, 2}; };
+  c.encode_chat = [](const ChatPrompt&) { return std::vector<int32_t>{1, 2}; };
   EXPECT_EQ(error_of(R"({"messages": []})", true, c).param, "messages");
+  // OpenAI's roles only.
+  const ApiError role = error_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "robot",
+      "content": "y"}]})",
+                                 true, c);
+  EXPECT_EQ(role.param, "messages[1].role");
+  EXPECT_THAT(role.what(), HasSubstr("must be system, developer, user, assistant or tool"));
+  // The chat rendering fields.
+  const char* user = R"("messages": [{"role": "user", "content": "x"}])";
+  EXPECT_EQ(error_of(fmt::format(R"({{{}, "chat_template_kwargs": [1]}})", user), true, c).param,
+            "chat_template_kwargs");
+  EXPECT_EQ(error_of(fmt::format(R"({{{}, "chat_template_kwargs": {{"messages": []}}}})", user), true, c).param,
+            "chat_template_kwargs.messages");
+  EXPECT_EQ(error_of(fmt::format(R"({{{}, "add_generation_prompt": 1}})", user), true, c).param,
+            "add_generation_prompt");
+  EXPECT_EQ(error_of(fmt::format(R"({{{}, "continue_final_message": true}})", user), true, c).param,
+            "continue_final_message");  // the last message is the user's
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "assistant", "content": "x"}], "continue_final_message": true,
+      "add_generation_prompt": true})",
+                     true, c)
+                .param,
+            "continue_final_message");
+  EXPECT_EQ(error_of(fmt::format(R"({{{}, "documents": [{{"text": "d"}}]}})", user), true, c).param, "documents");
+  EXPECT_EQ(error_of(fmt::format(R"({{{}, "add_special_tokens": true}})", user), true, c).param, "add_special_tokens");
   EXPECT_EQ(error_of(R"({"messages": [{"content": "x"}]})", true, c).param, "messages[0].role");
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": 5}]})", true, c).param, "messages[0].content");
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", true, c).param,

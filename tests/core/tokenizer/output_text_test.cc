@@ -19,8 +19,9 @@ struct Streamed {
   int64_t stopped_at = -1;  // index of the token that completed a stop string
 };
 
-Streamed stream(const Tokenizer& tok, const std::vector<int32_t>& ids, std::vector<std::string> stops) {
-  OutputText out(tok, std::move(stops));
+Streamed stream(const Tokenizer& tok, const std::vector<int32_t>& ids, std::vector<std::string> stops,
+                bool include_stop = false) {
+  OutputText out(tok, std::move(stops), include_stop);
   Streamed run;
   for (size_t i = 0; i < ids.size(); ++i) {
     OutputText::Update u = out.push(ids[i]);
@@ -77,6 +78,21 @@ TEST_P(OutputTextTest, StopStringAcrossTokensCutsExactlyBeforeIt) {
     EXPECT_EQ(run.text, text_.substr(0, at));
     EXPECT_EQ(run.stopped_at, completing_token(*tok_, ids_, stop)) << "stopped on the token that completes it";
   }
+}
+
+TEST_P(OutputTextTest, IncludeStopKeepsTheEarliestMatchedStopStringAndNothingAfterIt) {
+  // vLLM's include_stop_str_in_output. "a big" and "a big, red" start together: the one that
+  // completes first ends the text.
+  for (const std::string stop : {"girl named", "e park. One", "\xE2\x82\xAC 4"}) {
+    SCOPED_TRACE(stop);
+    const size_t at = text_.find(stop);
+    const Streamed run = stream(*tok_, ids_, {"zzz", stop}, true);
+    EXPECT_EQ(run.text, text_.substr(0, at + stop.size()));
+    EXPECT_EQ(run.stopped_at, completing_token(*tok_, ids_, stop));
+  }
+  EXPECT_EQ(stream(*tok_, ids_, {"a big, red", "a big"}, true).text, text_.substr(0, text_.find("a big") + 5));
+  // One token (" big") completes both: the text ends where the first of them completed.
+  EXPECT_EQ(stream(*tok_, ids_, {"a big", "a b"}, true).text, text_.substr(0, text_.find("a big") + 3));
 }
 
 TEST_P(OutputTextTest, APartialMatchThatNeverCompletesIsReleasedAtTheEnd) {

@@ -1,0 +1,102 @@
+#include "server/unsupported_fields.h"
+
+#include <fmt/format.h>
+
+namespace drift::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+ApiError unsupported(const std::string& field, const std::string& what) {
+  return bad_request(field, fmt::format("{}: {}", field, what));
+}
+
+// Fields whose only no-op value is "not given" (or null, or empty): structured output and the
+// other logits shapers need machinery the engine lacks.
+void refuse_given(const FieldReader& body) {
+  static const char* const kNotImplemented[][2] = {
+      {"guided_json", "structured output (a JSON schema) is not supported: there is no grammar engine"},
+      {"guided_regex", "structured output (a regex) is not supported: there is no grammar engine"},
+      {"guided_choice", "structured output (a choice) is not supported: there is no grammar engine"},
+      {"guided_grammar", "structured output (a grammar) is not supported: there is no grammar engine"},
+      {"grammar", "structured output (a grammar) is not supported: there is no grammar engine"},
+      {"structured_outputs", "structured output is not supported: there is no grammar engine"},
+      {"logit_bias", "logit_bias is not supported"},
+      {"allowed_token_ids", "allowed_token_ids is not supported"},
+      {"bad_words", "bad_words is not supported"},
+      {"logits_processors", "logits processors are not supported"},
+      {"prompt_logprobs", "prompt logprobs are not supported"},
+      {"truncate_prompt_tokens", "prompt truncation is not supported: send a prompt that fits"},
+      {"tools", "tools are not supported by this server"},
+      {"functions", "functions are not supported by this server"},
+      {"documents", "documents are not supported by this server"},
+      {"chat_template", "a per-request chat template is not supported: the model's own is used"},
+      {"reasoning_effort", "reasoning_effort is not supported"},
+      {"audio", "audio output is not supported"},
+      {"prompt_embeds", "prompt embeddings are not supported"},
+  };
+  for (const auto& [field, why] : kNotImplemented)
+    if (const Json* value = body.find(field); value && !(value->is_structured() && value->empty()))
+      throw unsupported(field, why);
+}
+
+void refuse_counts_and_penalties(const FieldReader& body) {
+  if (auto n = body.integer("n"); n && *n != 1)
+    throw bad_request("n", fmt::format("n = {}: only n = 1 is supported", *n));
+  if (auto b = body.integer("best_of"); b && *b != 1)
+    throw bad_request("best_of", fmt::format("best_of = {}: only best_of = 1 is supported", *b));
+  for (const char* penalty : {"presence_penalty", "frequency_penalty"})
+    if (auto p = body.number(penalty); p && *p != 0.0)
+      throw bad_request(penalty, fmt::format("{} = {}: penalties are not supported (give 0)", penalty, *p));
+  if (auto r = body.number("repetition_penalty"); r && *r != 1.0)
+    throw bad_request("repetition_penalty", fmt::format("repetition_penalty = {}: not supported (give 1)", *r));
+  if (auto l = body.number("length_penalty"); l && *l != 1.0)
+    throw bad_request("length_penalty", fmt::format("length_penalty = {}: not supported (give 1)", *l));
+  if (auto beam = body.boolean("use_beam_search"); beam && *beam)
+    throw unsupported("use_beam_search", "beam search is not supported");
+  // vLLM's min_tokens keeps EOS and the stop ids from being sampled until N tokens exist; the
+  // engine samples on the device without a per-request token mask, so it cannot.
+  if (auto m = body.integer("min_tokens")) {
+    if (*m < 0) throw bad_request("min_tokens", fmt::format("min_tokens = {}: must be >= 0", *m));
+    if (*m > 0)
+      throw bad_request("min_tokens", fmt::format("min_tokens = {}: not supported (the engine cannot keep EOS from "
+                                                  "being sampled); give 0",
+                                                  *m));
+  }
+}
+
+void refuse_output_shapes(const FieldReader& body, bool chat) {
+  if (auto echo = body.boolean("echo"); echo && *echo) throw unsupported("echo", "echo is not supported");
+  if (auto suffix = body.string("suffix"); suffix && !suffix->empty())
+    throw unsupported("suffix", "suffix is not supported");
+  // The prompt's BOS: completions add it as the checkpoint says; chat templates print their own.
+  if (auto special = body.boolean("add_special_tokens"); special && *special != !chat)
+    throw bad_request("add_special_tokens", fmt::format("add_special_tokens = {}: only {} is supported here", *special,
+                                                        chat ? "false" : "true"));
+  if (auto ids = body.boolean("return_tokens_as_token_ids"); ids && *ids)
+    throw unsupported("return_tokens_as_token_ids", "not supported");
+  if (const Json* format = body.find("response_format")) {
+    const auto type = FieldReader(*format, "response_format").string("type");
+    if (type && *type != "text")
+      throw bad_request("response_format.type",
+                        fmt::format("response_format.type = \"{}\": only \"text\" is supported", *type));
+  }
+  for (const char* choice : {"tool_choice", "function_call"}) {
+    const Json* value = body.find(choice);
+    if (value && !(value->is_string() && (*value == "none" || *value == "auto")))
+      throw unsupported(choice, "only \"none\" or \"auto\" is supported (this server calls no tools)");
+  }
+  if (const Json* modalities = body.find("modalities"))
+    if (!modalities->is_array() || modalities->size() != 1 || (*modalities)[0] != "text")
+      throw unsupported("modalities", "only [\"text\"] is supported");
+}
+
+}  // namespace
+
+void refuse_unsupported(const FieldReader& body, bool chat) {
+  refuse_given(body);
+  refuse_counts_and_penalties(body);
+  refuse_output_shapes(body, chat);
+}
+
+}  // namespace drift::server
