@@ -7,7 +7,8 @@
 #   gpu_bench.sh all    both in one device call (a machine goes back after 30 s idle): the
 #                       llama.cpp build runs while the checkpoint is made, and is done before
 #                       anything is timed (it loads every core); then our sweep, then the peer.
-# Needs shared/ in the checkout with tools/make_shape.py, peers/ and tokenizers/llama3.
+# Needs shared/ in the checkout with tools/make_shape.py and peers/ (the Llama 3 tokenizer llama.cpp's
+# converter reads ships in tests/data/tokenizers/llama3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-logs}
@@ -24,7 +25,9 @@ ours() {
 }
 peer() {
   checkpoint
-  TOKENIZER_DIR=$PWD/shared/tokenizers/llama3 bash scripts/bench_peer_llamacpp.sh bench "$ckpt"
+  local tok=$PWD/tests/data/tokenizers/llama3
+  [ -f "$tok/tokenizer.json" ] || tar xJf "$tok/tokenizer.json.tar.xz" -C "$tok"
+  TOKENIZER_DIR=$tok bash scripts/bench_peer_llamacpp.sh bench "$ckpt"
 }
 case "${1:-}" in
   ours) ours ;;
