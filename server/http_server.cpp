@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/fd_limit.h"
 #include "server/gated_server.h"
 #include "server/openai_response.h"
 #include "server/request_body.h"
@@ -129,6 +130,13 @@ bool nested_deeper_than(const std::string& text, int limit) {
 
 constexpr int kMaxJsonDepth = 64;
 
+// The open-file soft limit, raised to the hard one: each parked connection holds a descriptor.
+size_t raised_fd_limit() {
+  const FdLimit limit = raise_fd_limit();
+  spdlog::info("drift serve: open-file limit {} (was {})", limit.now, limit.before);
+  return limit.now;
+}
+
 // What a request may read beyond its head and body limits: a chunked body's framing (size
 // lines, extensions, trailers). Body chunks of 16 bytes or more fit well within it; a client
 // framing 32 MiB in smaller pieces gets 413.
@@ -159,6 +167,8 @@ struct HttpServer::Impl {
     g.threads = static_cast<size_t>(o.http_threads > 0 ? o.http_threads : o.max_requests + 16);
     g.gate.head_timeout = o.header_timeout;
     g.gate.idle_timeout = o.keep_alive_timeout;
+    g.gate.max_connections =
+        o.max_connections > 0 ? o.max_connections : gate_connection_limit(raised_fd_limit(), g.threads);
     g.request_read_timeout = o.request_read_timeout;
     g.request_read_budget = g.gate.max_head_bytes + o.max_body_bytes + kFramingAllowance;
     return g;
