@@ -111,7 +111,12 @@ void ConnectionGate::watch(Waiting waiting) {
   const int fd = waiting.connection.fd;
   {
     std::lock_guard lock(mutex_);
-    if (!stopped_) {
+    const bool full = waiting_.size() >= options_.max_connections && !make_room();
+    if (full && waiting.phase == Phase::Head)
+      send_now(fd, error_response(503, "Service Unavailable",
+                                  fmt::format("the server holds its maximum of {} connections; retry later",
+                                              options_.max_connections)));
+    if (!stopped_ && !full) {
       waiting_[fd] = std::move(waiting);
       epoll_event event{};
       event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;  // edge-triggered: one wake per arrival
@@ -230,6 +235,19 @@ void ConnectionGate::expire(Clock::time_point now) {
     waiting.phase = Phase::Linger;
     waiting.deadline = now + options_.linger;
   }
+}
+
+// Caller holds mutex_. Drops the connection nearest its deadline among those waiting for
+// nothing (idle between requests: its client reconnects; lingering: its response is sent).
+// False when every connection is mid-head.
+bool ConnectionGate::make_room() {
+  auto victim = waiting_.end();
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it)
+    if (it->second.phase != Phase::Head && (victim == waiting_.end() || it->second.deadline < victim->second.deadline))
+      victim = it;
+  if (victim == waiting_.end()) return false;
+  release(victim->first);
+  return true;
 }
 
 // Caller holds mutex_.

@@ -10,7 +10,8 @@
 // not complete within the head timeout gets 408, one whose head outgrows the limit gets 431.
 // It also closes connections gracefully ("lingering close": stop writing, drain what the client
 // is still sending for a while, then close), so a client whose body was refused mid-upload
-// reads the error instead of a reset.
+// reads the error instead of a reset. It holds at most max_connections: the oldest idle
+// keep-alive connections make room for new ones, which are refused only when none is idle.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -27,6 +28,9 @@ struct GateOptions {
   std::chrono::milliseconds idle_timeout{5000};   // a kept-alive connection's wait for its next request
   std::chrono::milliseconds linger{2000};         // draining before a graceful close
   size_t max_head_bytes = 32 * 1024;              // request line + headers
+  // Connections held at once. When full, an idle or closing one is dropped to make room; when
+  // every one is mid-head, a newcomer gets 503 and is closed.
+  size_t max_connections = 4096;
 };
 
 // A connection between requests: its socket, bytes already read past the last request
@@ -67,6 +71,7 @@ class ConnectionGate {
   void check_head(Waiting& waiting);
   void expire(std::chrono::steady_clock::time_point now);
   void release(int fd);  // forget fd (it was closed or dispatched)
+  bool make_room();
   void wake();
   int wait_ms() const;
 

@@ -41,12 +41,14 @@ void ip_and_port(const sockaddr_storage& addr, std::string& ip, int& port) {
 }  // namespace
 
 ConnectionStream::ConnectionStream(int fd, std::string pending, Clock::time_point read_deadline,
-                                   std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout)
+                                   std::chrono::milliseconds read_timeout, std::chrono::milliseconds write_timeout,
+                                   size_t read_budget)
     : fd_(fd),
       buffer_(std::move(pending)),
       read_deadline_(read_deadline),
       read_timeout_(read_timeout),
-      write_timeout_(write_timeout) {}
+      write_timeout_(write_timeout),
+      read_budget_(read_budget) {}
 
 bool ConnectionStream::wait_readable() const {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(read_deadline_ - Clock::now());
@@ -65,7 +67,18 @@ bool ConnectionStream::is_writable() const {
   return ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+// Never more than the budget left: the bytes past it stay unread, and the request fails.
 ssize_t ConnectionStream::read(char* ptr, size_t size) {
+  if (consumed_ >= read_budget_) {
+    budget_spent_ = true;
+    return -1;
+  }
+  const ssize_t n = read_unbudgeted(ptr, std::min(size, read_budget_ - consumed_));
+  if (n > 0) consumed_ += static_cast<size_t>(n);
+  return n;
+}
+
+ssize_t ConnectionStream::read_unbudgeted(char* ptr, size_t size) {
   if (offset_ == buffer_.size()) {
     buffer_.clear();
     offset_ = 0;

@@ -4,6 +4,10 @@
 // sending its body a byte at a time (each read quick, the whole endless) fails at the request's
 // read deadline instead of holding an HTTP thread. What it reads ahead of the request (a
 // pipelined next one) is kept and handed back with take_unread().
+// It also bounds how many bytes one request may read (`read_budget`): httplib reads a chunked
+// body's size lines, extensions and trailers with a line reader that grows without limit, and
+// none of those bytes reach the body's size check, so without a budget a `1;aaaa...` chunk
+// line with no end would grow until memory ran out.
 #include <httplib.h>
 
 #include <chrono>
@@ -15,9 +19,10 @@ class ConnectionStream : public httplib::Stream {
  public:
   using Clock = std::chrono::steady_clock;
   // `pending`: bytes of this connection already read; `read_deadline`: when reading this request
-  // must be done; each read and write also waits at most its timeout.
+  // must be done; each read and write also waits at most its timeout; `read_budget`: the most
+  // bytes read() hands out (head, body and framing), after which it fails.
   ConnectionStream(int fd, std::string pending, Clock::time_point read_deadline, std::chrono::milliseconds read_timeout,
-                   std::chrono::milliseconds write_timeout);
+                   std::chrono::milliseconds write_timeout, size_t read_budget);
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -29,9 +34,14 @@ class ConnectionStream : public httplib::Stream {
 
   // Bytes read but not yet consumed: the start of the connection's next request.
   std::string take_unread();
+  // Bytes read() has handed out so far.
+  size_t consumed() const { return consumed_; }
+  // Whether a read failed because the request reached its read budget.
+  bool budget_spent() const { return budget_spent_; }
 
  private:
   bool wait_readable() const;
+  ssize_t read_unbudgeted(char* ptr, size_t size);
 
   int fd_;
   std::string buffer_;
@@ -39,6 +49,9 @@ class ConnectionStream : public httplib::Stream {
   Clock::time_point read_deadline_;
   std::chrono::milliseconds read_timeout_;
   std::chrono::milliseconds write_timeout_;
+  size_t read_budget_;
+  size_t consumed_ = 0;
+  bool budget_spent_ = false;
 };
 
 }  // namespace drift::server

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/fd_limit.h"
 #include "server/gated_server.h"
 #include "server/openai_response.h"
 #include "server/request_body.h"
@@ -105,6 +106,18 @@ bool write_next_events(StreamState& state, httplib::DataSink& sink) {
   return true;
 }
 
+// The open-file soft limit, raised to the hard one: each parked connection holds a descriptor.
+size_t raised_fd_limit() {
+  const FdLimit limit = raise_fd_limit();
+  spdlog::info("drift serve: open-file limit {} (was {})", limit.now, limit.before);
+  return limit.now;
+}
+
+// What a request may read beyond its head and body limits: a chunked body's framing (size
+// lines, extensions, trailers). Body chunks of 16 bytes or more fit well within it; a client
+// framing 32 MiB in smaller pieces gets 413.
+constexpr size_t kFramingAllowance = 1u << 20;
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -130,12 +143,26 @@ struct HttpServer::Impl {
     g.threads = static_cast<size_t>(o.http_threads > 0 ? o.http_threads : o.max_requests + 16);
     g.gate.head_timeout = o.header_timeout;
     g.gate.idle_timeout = o.keep_alive_timeout;
+    g.gate.max_connections =
+        o.max_connections > 0 ? o.max_connections : gate_connection_limit(raised_fd_limit(), g.threads);
     g.request_read_timeout = o.request_read_timeout;
+    g.request_read_budget = g.gate.max_head_bytes + o.max_body_bytes + kFramingAllowance;
     return g;
   }
 
   bool authorized(const httplib::Request& req) const {
     return options.api_key.empty() || req.get_header_value("Authorization") == "Bearer " + options.api_key;
+  }
+
+  // The API key, then the route and its method.
+  std::optional<ApiError> access_error(const httplib::Request& req, const Route* route) const {
+    if (req.path.rfind("/v1/", 0) == 0 && !authorized(req))
+      return ApiError(401, "missing or wrong API key: send \"Authorization: Bearer <key>\"")
+          .with_code("invalid_api_key");
+    if (route == nullptr) return ApiError(404, fmt::format("no route {} {}", req.method, req.path));
+    if (!allows(*route, req.method))
+      return ApiError(405, fmt::format("method {} is not allowed on {}: use {}", req.method, req.path, route->method));
+    return std::nullopt;
   }
 
   GenerationRequest parse(const std::string& text, Endpoint endpoint) const {
@@ -211,6 +238,9 @@ void HttpServer::install_routes() {
     s.metrics.count_http(path_label(req.path), res.status);
   });
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    // httplib answers a bad request line (400), a long URI (414) or a bad Range (416) before
+    // the pre-routing hook, leaving the body unread: say the connection closes, as it will.
+    if (!GatedServer::head_parsed() || has_body(req)) GatedServer::close_after_response(res);
     if (!res.body.empty()) return;
     const std::string message = res.status == 404   ? fmt::format("no route {} {}", req.method, req.path)
                                 : res.status == 413 ? "the request body is too large"
@@ -256,22 +286,15 @@ void HttpServer::install_routes() {
             });
 }
 
-// Before routing, so that a request refused here never has its body read: the API key, then
-// the route and its method. A body left unread closes the connection after the response.
+// Before routing, so that a request refused here never has its body read: the body's framing,
+// the API key, then the route and its method. A body left unread closes the connection after the response.
 void HttpServer::install_checks() {
   Impl& s = *impl_;
   s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     const Route* route = find_route(req.path);
-    std::optional<ApiError> error;
-    if (req.path.rfind("/v1/", 0) == 0 && !s.authorized(req)) {
-      error =
-          ApiError(401, "missing or wrong API key: send \"Authorization: Bearer <key>\"").with_code("invalid_api_key");
-    } else if (route == nullptr) {
-      error = ApiError(404, fmt::format("no route {} {}", req.method, req.path));
-    } else if (!allows(*route, req.method)) {
-      error = ApiError(405, fmt::format("method {} is not allowed on {}: use {}", req.method, req.path, route->method));
-      res.set_header("Allow", route->method);
-    }
+    std::optional<ApiError> error = framing_error(req);
+    if (!error) error = s.access_error(req, route);
+    if (error && error->status == 405) res.set_header("Allow", route->method);
     const bool reads_body = route != nullptr && std::string_view(route->method) == "POST";
     if (has_body(req) && (error || !reads_body)) GatedServer::close_after_response(res);
     if (!error) return httplib::Server::HandlerResponse::Unhandled;
@@ -289,7 +312,9 @@ void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& re
     body = read_json_body(req, reader, s.options.max_body_bytes);
   } catch (const ApiError& e) {
     GatedServer::close_after_response(res);  // the rest of the body is unread
-    return send_error(res, e);
+    // The read budget runs out first when chunked framing (size lines, extensions, trailers)
+    // outgrows it: the body is too large all the same.
+    return send_error(res, GatedServer::read_budget_spent() ? body_too_large(s.options.max_body_bytes) : e);
   }
   std::shared_ptr<RequestStream> stream;
   GenerationRequest request;

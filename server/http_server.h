@@ -30,6 +30,7 @@ struct ServerOptions {
   int64_t max_requests = 256;         // unfinished requests at once; beyond: 429
   int64_t http_threads = 0;           // 0: max_requests + 16 (each open stream holds a thread)
   size_t max_body_bytes = 32u << 20;  // whatever the framing: Content-Length or chunked
+  size_t max_connections = 0;         // waiting between requests; 0: from the open-file limit (raised at start)
   // Slow or idle clients wait in a ConnectionGate, not on an HTTP thread; these bound the wait.
   std::chrono::milliseconds header_timeout{10000};        // a request's line and headers, from their first byte
   std::chrono::milliseconds keep_alive_timeout{5000};     // an idle connection's wait for its next request

@@ -20,11 +20,24 @@ std::string trimmed_lower(std::string_view text) {
   return out;
 }
 
-ApiError too_large(size_t max_bytes) {
+}  // namespace
+
+ApiError body_too_large(size_t max_bytes) {
   return ApiError(413, fmt::format("the request body is larger than the server's limit of {} bytes", max_bytes));
 }
 
-}  // namespace
+std::optional<ApiError> framing_error(const httplib::Request& req) {
+  if (req.get_header_value_count("Content-Length") > 1)
+    return ApiError(400, "the request has more than one Content-Length");
+  if (!req.has_header("Transfer-Encoding")) return std::nullopt;
+  if (req.has_header("Content-Length"))
+    return ApiError(400, "the request has both Transfer-Encoding and Content-Length: send one");
+  const std::string encoding = req.get_header_value("Transfer-Encoding");
+  if (req.get_header_value_count("Transfer-Encoding") > 1 || trimmed_lower(encoding) != "chunked")
+    return ApiError(
+        501, fmt::format("Transfer-Encoding \"{}\" is not supported: send \"chunked\" or Content-Length", encoding));
+  return std::nullopt;
+}
 
 bool is_json_content_type(const std::string& content_type) {
   const std::string_view type(content_type);
@@ -50,7 +63,7 @@ std::string read_json_body(const httplib::Request& req, const httplib::ContentRe
     const auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
     if (ec != std::errc() || end != length.data() + length.size())
       throw ApiError(400, fmt::format("Content-Length \"{}\" is not a byte count", length));
-    if (declared > max_bytes) throw too_large(max_bytes);
+    if (declared > max_bytes) throw body_too_large(max_bytes);
   }
   std::string body;
   bool over_limit = false;
@@ -62,7 +75,7 @@ std::string read_json_body(const httplib::Request& req, const httplib::ContentRe
     body.append(data, size);
     return true;
   });
-  if (over_limit) throw too_large(max_bytes);
+  if (over_limit) throw body_too_large(max_bytes);
   if (!complete) throw ApiError(400, "the request body was cut short, badly chunked or too slow to arrive");
   return body;
 }

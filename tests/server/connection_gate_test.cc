@@ -160,5 +160,33 @@ TEST(ConnectionGate, StopClosesWhatItHolds) {
   EXPECT_TRUE(p.eof);
 }
 
+TEST(ConnectionGate, WhenFullTheOldestIdleConnectionMakesRoomAndNewcomersAreRefusedOnlyIfNoneIs) {
+  GateOptions options = fast_options();
+  options.idle_timeout = 5s;  // nothing expires during the test
+  options.head_timeout = 5s;
+  options.max_connections = 2;
+  ConnectionGate gate(options, [](Connection c) { ::close(c.fd); });
+  Pair older, newer, fresh1, fresh2;
+  gate.wait_for_request(Connection{older.server, "", 1}, false);
+  std::this_thread::sleep_for(10ms);  // a later deadline
+  gate.wait_for_request(Connection{newer.server, "", 1}, false);
+  gate.wait_for_request(Connection{fresh1.server, "", 0}, true);
+  EXPECT_EQ(older.read_all(300ms), "");
+  EXPECT_TRUE(older.eof) << "the oldest idle connection was not dropped";
+  EXPECT_EQ(gate.waiting(), 2u);
+  gate.wait_for_request(Connection{fresh2.server, "", 0}, true);  // drops `newer`, the last idle one
+  EXPECT_TRUE((newer.read_all(300ms), newer.eof));
+  // Every connection held is mid-head: a newcomer is told so and closed.
+  Pair refused;
+  gate.wait_for_request(Connection{refused.server, "", 0}, true);
+  const std::string reply = refused.read_all();
+  EXPECT_EQ(reply.rfind("HTTP/1.1 503 ", 0), 0u) << reply;
+  EXPECT_TRUE(refused.eof);
+  EXPECT_EQ(gate.waiting(), 2u);
+  fresh1.send("GET / HTTP/1.1\r\n\r\n");  // the held ones still work: dispatched
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(gate.waiting(), 1u);
+}
+
 }  // namespace
 }  // namespace drift::server

@@ -685,6 +685,28 @@ def read_response(sock):
     return int(lines[0].split()[1]), headers, body
 
 
+def read_until_close(sock, timeout=10):
+    """Everything the server sends on `sock` until it closes the connection (bounded by `timeout`)."""
+    data, deadline = b"", time.time() + timeout
+    sock.settimeout(timeout)
+    while time.time() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except (ConnectionResetError, socket.timeout):
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def smuggled(port, head, body_and_next):
+    """The responses to `head` + `body_and_next`, where the second part hides a GET /metrics."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head + body_and_next)
+        return read_until_close(sock)
+
+
 class HttpTransport(unittest.TestCase):
     """The HTTP layer on its own, on stories260K with 2 HTTP threads (so starving them is easy)."""
 
@@ -728,6 +750,62 @@ class HttpTransport(unittest.TestCase):
         self.assertEqual(status, 413, body[:200])
         self.assertLess(time.time() - start, 2.0)
         self.assertEqual(self.server.request("GET", "/health")[0], 200)
+
+    def test_chunk_framing_counts_against_the_limit(self):
+        """httplib reads a chunk's size line (and extensions, trailers) with a line reader that
+        grows without limit, outside the body's size check: a `1;aaaa...` line with no end took
+        memory without bound. The request's read budget (head + body limit + 1 MiB) ends it."""
+        limit, piece = 32 << 20, b"a" * (1 << 20)
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=20) as sock:
+            sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n1;")
+            sent = 0
+            try:
+                while sent < 2 * limit and not select.select([sock], [], [], 0)[0]:
+                    sock.sendall(piece)
+                    sent += len(piece)
+            except OSError:
+                pass  # the server stopped reading: its answer is waiting
+            status, headers, body = read_response(sock)
+        self.assertLess(sent, 2 * limit, "the whole chunk line was read")
+        self.assertEqual(status, 413, body[:200])
+        self.assertEqual(headers.get("connection"), "close")
+        report_fault(f"an endless chunk-size line ({sent >> 20} MiB sent)", status, json.loads(body)["error"])
+
+    def test_a_chunked_body_closes_the_connection_so_bad_framing_smuggles_nothing(self):
+        """httplib's chunked reader takes a chunk without its CRLF as the end of the body; what
+        followed was served as the next request."""
+        head = (b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+        replies = smuggled(self.server.port, head, b"2\r\n{}XX\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.assertEqual(replies.count(b"HTTP/1.1 "), 1, replies[:400])
+        self.assertNotIn(b"drift_", replies)
+
+    def test_transfer_encoding_other_than_chunked_or_with_content_length_is_refused(self):
+        """RFC 9112: Transfer-Encoding with Content-Length is 400 (and the connection closed); an
+        encoding other than chunked is 501 at once (httplib read such a body until the close)."""
+        base = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        for extra, expected in ((b"Transfer-Encoding: chunked\r\nContent-Length: 2\r\n", 400),
+                                (b"Transfer-Encoding: gzip, chunked\r\n", 501), (b"Transfer-Encoding: gzip\r\n", 501),
+                                (b"Content-Length: 2\r\nContent-Length: 3\r\n", 400)):
+            start = time.time()
+            with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as sock:
+                sock.sendall(base + extra + b"\r\n{}")
+                status, headers, body = read_response(sock)
+            self.assertEqual((status, headers.get("connection")), (expected, "close"), extra)
+            self.assertLess(time.time() - start, 2.0, extra)
+            report_fault(extra.decode().strip().replace("\r\n", ", "), status, json.loads(body)["error"])
+
+    def test_httplibs_early_errors_close_the_connection(self):
+        """httplib answers a bad request line (400) or Range (416) before routing, leaving the
+        body unread and the connection open: the body was then served as the next request."""
+        hidden = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        for head in (b"POST /v1/completions HTTP/1.7\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(hidden),
+                     b"GET /health HTTP/1.1\r\nHost: x\r\nRange: bytes=oops\r\nContent-Length: %d\r\n\r\n" % len(hidden)):
+            replies = smuggled(self.server.port, head, hidden)
+            self.assertEqual(replies.count(b"HTTP/1.1 "), 1, replies[:400])
+            self.assertNotIn(b"drift_", replies, head)
+            self.assertIn(b"Connection: close", replies.split(b"\r\n\r\n")[0], head)
 
     def test_a_wrong_method_is_405_naming_the_allowed_one(self):
         for method, path, allowed in (("GET", "/v1/completions", "POST"), ("DELETE", "/v1/chat/completions", "POST"),
