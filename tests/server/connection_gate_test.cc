@@ -140,12 +140,25 @@ TEST(ConnectionGate, AHeadTooLargeGets431) {
 TEST(ConnectionGate, AGracefulCloseDrainsTheClientsUploadSoItReadsTheResponse) {
   ConnectionGate gate(fast_options(), [](Connection c) { ::close(c.fd); });
   Pair p;
-  p.send(std::string(100000, 'a'));  // unread upload in the server's buffer
+  // An upload larger than a socketpair's buffer, sent from its own thread: until the gate drains
+  // it, the write blocks (a socketpair's buffer can hold less than 100 KB), and part of it is
+  // unread in the server's buffer when the response goes out. MSG_NOSIGNAL: should the gate close
+  // before the upload ends, the write fails instead of killing the test with SIGPIPE.
+  const std::string upload(100000, 'a');
+  std::thread uploader([&] {
+    for (size_t sent = 0; sent < upload.size();) {
+      const ssize_t n = ::send(p.client, upload.data() + sent, upload.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<size_t>(n);
+    }
+  });
+  std::this_thread::sleep_for(50ms);  // the server's buffer fills
   const std::string response = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n";
-  ASSERT_EQ(::write(p.server, response.data(), response.size()), ssize_t(response.size()));
+  EXPECT_EQ(::write(p.server, response.data(), response.size()), ssize_t(response.size()));
   gate.close_gracefully(p.server);
   EXPECT_EQ(p.read_all(), response);
   EXPECT_TRUE(p.eof);
+  uploader.join();
 }
 
 TEST(ConnectionGate, StopClosesWhatItHolds) {
