@@ -185,7 +185,8 @@ int run_bench(const std::vector<std::string>& args) {
   add_engine_options(desc, a.source);
   desc.add_options()("compare", po::value(&a.compare_configs),
                      "another config to run in the same process (repeatable)")(
-      "prompts", po::value(&a.prompts_path), "JSON-lines prompt set (default: MT-Bench, datasets/mt_bench.jsonl shipped with drift)")(
+      "prompts", po::value(&a.prompts_path),
+      "JSON-lines prompt set (default: MT-Bench, datasets/mt_bench.jsonl shipped with drift)")(
       "num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")(
       "max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")(
       "concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")(
@@ -211,7 +212,8 @@ int run_bench(const std::vector<std::string>& args) {
       "time the model forward instead (docs/cuda.md): decode at batch 1/8/32/64 and contexts 512/4K/32K, "
       "prefill 512/8K, verify trees of 4-32 nodes, each against the measured copy bandwidth")(
       "sweep-repeats", po::value(&a.sweep_options.repeats), "timed forwards per sweep row (median; default 10)")(
-      "sweep-max-context", po::value(&a.sweep_options.max_context), "longest sweep context, decode and prefill (default 32768)")(
+      "sweep-max-context", po::value(&a.sweep_options.max_context),
+      "longest sweep context, decode and prefill (default 32768)")(
       "sweep-only", po::value(&a.sweep_options.only), "sweep rows to run: decode,prefill,verify,graphs (default all)");
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;

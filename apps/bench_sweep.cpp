@@ -234,8 +234,9 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
 
   std::printf("forward sweep: %s, backend %s, copy bandwidth %.0f GB/s (read + write), weights %.2f GB\n",
               config.model.path.c_str(), backend->name().c_str(), bandwidth / 1e9, weights / 1e9);
-  std::printf("| row | graphs | batch | context | forward rows | step ms | tokens/s | roofline | TFLOP/s |\n"
-              "|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| row | graphs | batch | context | forward rows | step ms | tokens/s | roofline | TFLOP/s |\n"
+      "|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json json;
   json["model"] = config.model.path;
   json["backend"] = backend->name();

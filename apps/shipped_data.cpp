@@ -19,8 +19,8 @@ std::filesystem::path executable_dir() {
 std::string shipped_data_file(const std::string& relative) {
   const std::filesystem::path dir = executable_dir();
   const std::vector<std::filesystem::path> candidates = {
-      dir / "../.." / relative,               // build tree: build/apps/drift
-      dir / "../share/drift" / relative,      // install tree: PREFIX/bin/drift
+      dir / "../.." / relative,           // build tree: build/apps/drift
+      dir / "../share/drift" / relative,  // install tree: PREFIX/bin/drift
   };
   for (const auto& c : candidates) {
     std::error_code ec;

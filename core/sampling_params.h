@@ -16,7 +16,7 @@ struct SamplingParams {
   std::optional<uint64_t> seed; // unset: the engine picks one (reported in the request's stats)
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop;  // stop strings: matched on the output text, never emitted...
+  std::vector<std::string> stop;            // stop strings: matched on the output text, never emitted...
   bool include_stop_str_in_output = false;  // ...unless this is set: then the matched one ends the text
   bool ignore_eos = false;
   // Speculative decoding for this request: "" = the engine's [speculative] setting, "off" = none,

@@ -20,9 +20,8 @@ using Json = nlohmann::ordered_json;
 void check_model(const FieldReader& body, const ServingContext& context) {
   const auto model = body.string("model");
   if (model && *model != context.model_name)
-    throw ApiError(404,
-                   fmt::format("model \"{}\" does not exist; this server serves \"{}\"", *model, context.model_name),
-                   "model")
+    throw ApiError(
+        404, fmt::format("model \"{}\" does not exist; this server serves \"{}\"", *model, context.model_name), "model")
         .with_code("model_not_found");
 }
 

@@ -42,8 +42,7 @@ TEST(ConfigTest, EveryShippedConfigLoadsAndRuns) {
     SCOPED_TRACE(entry.path().string());
     EngineConfig config = load_config(entry.path().string());
     require_model_of(config);
-    ASSERT_TRUE(std::filesystem::is_directory(config.model.path))
-        << "model path " << config.model.path << " missing";
+    ASSERT_TRUE(std::filesystem::is_directory(config.model.path)) << "model path " << config.model.path << " missing";
     if (!config.plugins.empty()) continue;  // plugin configs are exercised by the plugin suites
     auto engine = Engine::from_config(config);
     SamplingParams p = sampling_params_from(config.generation);  // what `drift generate` sends

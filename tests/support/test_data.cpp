@@ -24,8 +24,8 @@ std::string existing_or_missing(const std::filesystem::path& p, const std::strin
 
 std::string test_data_path(const std::string& relative) {
   return existing_or_missing(std::filesystem::path(test_data_dir()) / relative,
-                             std::string("it ships in the checkout's tests/data (the default, ") + DRIFT_DEFAULT_TEST_DATA +
-                                 "); DRIFT_TEST_DATA overrides it");
+                             std::string("it ships in the checkout's tests/data (the default, ") +
+                                 DRIFT_DEFAULT_TEST_DATA + "); DRIFT_TEST_DATA overrides it");
 }
 
 std::string smollm2_model_dir() {
