@@ -27,6 +27,15 @@ nlohmann::json llama_cpp_chat_golden() {
   return nlohmann::json::parse(in);
 }
 
+// SmolLM2 takes seconds a token under AddressSanitizer (scripts/sanitize.sh), so a test of several
+// conversations runs past ctest's 10-minute limit there: in the sanitizer build the README question
+// below is the chat path's smoke run, and the tests that hold several conversations run in the
+// normal build only.
+#define DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY()                                        \
+  if (test::sanitized_build())                                                                        \
+  GTEST_SKIP() << "several SmolLM2 conversations: the normal build runs them (seconds a token under " \
+                  "the sanitizers; ReadmeQuestionMatchesLlamaCpp is the smoke run here)"
+
 // The README's first command, after setup: the streamed reply, then a newline.
 TEST(ChatCommandTest, ReadmeQuestionMatchesLlamaCpp) {
   test::smollm2_model_dir();
@@ -37,6 +46,7 @@ TEST(ChatCommandTest, ReadmeQuestionMatchesLlamaCpp) {
 }
 
 TEST(ChatCommandTest, GenerateChatEqualsChat) {
+  DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY();
   test::smollm2_model_dir();
   const std::string question = " --prompt 'Name a primary color.' --max-new-tokens 24";
   const auto chat = run_command(drift_in_source("chat --config configs/smollm2.toml" + question));
@@ -53,6 +63,7 @@ TEST(ChatCommandTest, GenerateChatEqualsChat) {
 }
 
 TEST(ChatCommandTest, TurnsFromStdinEqualTurnsFromPrompt) {
+  DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY();
   test::smollm2_model_dir();
   const std::string options = "chat --config configs/smollm2.toml --max-new-tokens 16";
   const auto prompted = run_command(drift_in_source(options + " --prompt 'Hello!' --prompt 'What did I just say?'"));
@@ -72,6 +83,7 @@ TEST(ChatCommandTest, TurnsFromStdinEqualTurnsFromPrompt) {
 // drift bench --chat: a text prompt becomes the prompt drift generate --chat makes of it, and
 // generates the same tokens.
 TEST(ChatCommandTest, BenchChatPromptsEqualGenerateChat) {
+  DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY();
   test::smollm2_model_dir();
   const std::string dir = test::make_temp_dir("bench-chat");
   std::ofstream(dir + "/prompts.jsonl") << R"({"turns": ["Name a primary color."]})"
@@ -102,6 +114,7 @@ TEST(ChatCommandTest, BenchChatPromptsEqualGenerateChat) {
 // /exit end the chat, an unknown command is an error listing the commands, and "//" sends a
 // message that starts with '/'.
 TEST(ChatCommandTest, SlashCommandsNeverReachTheModel) {
+  DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY();
   test::smollm2_model_dir();
   const std::string chat = drift_in_source("chat --config configs/smollm2.toml --max-new-tokens 8");
   auto piped = [&](const std::string& lines) { return run_command("printf '" + lines + "' | (" + chat + ")"); };
@@ -148,6 +161,7 @@ std::string short_context_config(int64_t max_seq_len) {
 // Issue 32: once the re-sent history passed max_seq_len, every later turn failed. The oldest turns
 // are dropped instead (said on stderr), so each turn gets a reply.
 TEST(ChatCommandTest, ALongConversationDropsItsOldestTurns) {
+  DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY();
   if (test::smollm2_model_dir().empty()) return;
   const std::string config = short_context_config(128);
   std::string prompts;
@@ -166,6 +180,7 @@ TEST(ChatCommandTest, ALongConversationDropsItsOldestTurns) {
 // A message that cannot fit even alone is refused before it reaches the engine, saying what to do;
 // the chat goes on with the next line.
 TEST(ChatCommandTest, AMessageLongerThanMaxSeqLenIsRefusedAndTheChatGoesOn) {
+  DRIFT_SMOLLM2_CONVERSATIONS_IN_THE_NORMAL_BUILD_ONLY();
   if (test::smollm2_model_dir().empty()) return;
   const std::string config = short_context_config(64);
   std::string long_message;
