@@ -5,7 +5,7 @@
 include(CMakePackageConfigHelpers)
 
 set(DRIFT_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/drift")
-install(FILES "${PROJECT_SOURCE_DIR}/include/drift/plugin.h"
+install(FILES "${PROJECT_SOURCE_DIR}/include/drift/plugin.h" "${PROJECT_SOURCE_DIR}/include/drift/plugin_helpers.hpp"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/drift" COMPONENT drift_sdk)
 
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/drift-config.cmake.in"
