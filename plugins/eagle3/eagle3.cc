@@ -29,23 +29,7 @@ namespace {
 
 Plugin& plugin(void* instance) { return *static_cast<Plugin*>(instance); }
 
-// Runs a hook body; an exception becomes a logged error status (none may cross the C ABI).
-template <typename Body>
-drift_status_t guarded(const drift_host_api_t* api, const char* hook, Body&& body) {
-  try {
-    body();
-    return DRIFT_OK;
-  } catch (const std::bad_alloc&) {
-    api->log(api->ctx, DRIFT_LOG_ERROR, (std::string("eagle3: out of memory in ") + hook).c_str());
-    return DRIFT_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    api->log(api->ctx, DRIFT_LOG_ERROR, (std::string("eagle3: ") + hook + ": " + e.what()).c_str());
-    return DRIFT_ERROR;
-  } catch (...) {
-    api->log(api->ctx, DRIFT_LOG_ERROR, (std::string("eagle3: ") + hook + " failed").c_str());
-    return DRIFT_ERROR;
-  }
-}
+constexpr const char* kPlugin = "eagle3";
 
 // This plugin needs ABI 1.2's hook, services and settings.
 bool host_supports(const drift_host_api_t* host) {
@@ -61,7 +45,8 @@ drift_status_t create(const drift_host_api_t* host, const char* settings_toml, v
       host->log(host->ctx, DRIFT_LOG_ERROR, "eagle3: the host lacks ABI 1.2 services (model_weight, add, concat, ...)");
     return DRIFT_ERROR_NOT_SUPPORTED;
   }
-  return guarded(host, "create", [&] { *instance = new Plugin(host, settings_toml ? settings_toml : ""); });
+  return drift::plugin::guard(host, kPlugin, "create",
+                              [&] { *instance = new Plugin(host, settings_toml ? settings_toml : ""); });
 }
 
 void destroy(void* instance) { delete static_cast<Plugin*>(instance); }
@@ -76,7 +61,7 @@ drift_status_t on_declare_needs(void* instance, drift_needs_t* needs) {
 
 drift_status_t on_request_start(void* instance, const drift_request_info_t* request) {
   Plugin& p = plugin(instance);
-  return guarded(p.host.api(), "on_request_start", [&] {
+  return drift::plugin::guard(p.host.api(), kPlugin, "on_request_start", [&] {
     p.requests.erase(request->seq_id);  // a resumed request starts over
     const bool drafts = DRIFT_HAS_FIELD(request, drift_request_info_t, provides_drafts) && request->provides_drafts;
     if (drafts) p.requests[request->seq_id] = std::make_unique<Request>(p.host, p.head->config());
@@ -92,8 +77,8 @@ drift_status_t on_target_forward(void* instance, const drift_step_t* step, drift
                                  size_t n) {
   Plugin& p = plugin(instance);
   p.host.set_stream(step->stream);
-  const drift_status_t status =
-      guarded(p.host.api(), "on_target_forward", [&] { extend_requests(p, step->step, rows, n); });
+  const drift_status_t status = drift::plugin::guard(p.host.api(), kPlugin, "on_target_forward",
+                                                     [&] { extend_requests(p, step->step, rows, n); });
   if (status != DRIFT_OK)  // the host fails these sequences: their state must go now
     for (size_t i = 0; i < n; ++i) p.requests.erase(rows[i]->seq_id);
   return status;
@@ -102,7 +87,8 @@ drift_status_t on_target_forward(void* instance, const drift_step_t* step, drift
 drift_status_t on_propose(void* instance, const drift_step_t* step, drift_draft_tree_t* const* trees, size_t n) {
   Plugin& p = plugin(instance);
   p.host.set_stream(step->stream);
-  const drift_status_t status = guarded(p.host.api(), "on_propose", [&] { propose_trees(p, step->step, trees, n); });
+  const drift_status_t status =
+      drift::plugin::guard(p.host.api(), kPlugin, "on_propose", [&] { propose_trees(p, step->step, trees, n); });
   if (status != DRIFT_OK)
     for (size_t i = 0; i < n; ++i) p.requests.erase(trees[i]->seq_id);
   return status;

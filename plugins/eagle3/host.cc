@@ -4,52 +4,6 @@
 
 namespace eagle3 {
 
-void fail(const std::string& message) { throw HostError(message); }
-
-int64_t numel(const drift_tensor_t& t) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < t.ndim; ++d) n *= t.shape[d];
-  return n;
-}
-
-size_t element_size(int32_t dtype) {
-  switch (dtype) {
-    case DRIFT_DTYPE_F32:
-    case DRIFT_DTYPE_I32:
-      return 4;
-    case DRIFT_DTYPE_F16:
-    case DRIFT_DTYPE_BF16:
-      return 2;
-    default:
-      return 0;
-  }
-}
-
-drift_tensor_t view(const drift_tensor_t& base, std::initializer_list<int64_t> shape, int64_t offset) {
-  drift_tensor_t v = base;
-  v.data = static_cast<char*>(base.data) + offset * static_cast<int64_t>(element_size(base.dtype));
-  v.ndim = static_cast<int32_t>(shape.size());
-  int64_t stride = 1, d = v.ndim;
-  for (auto it = shape.end(); it != shape.begin();) {
-    --it;
-    --d;
-    v.shape[d] = *it;
-    v.strides[d] = stride;
-    stride *= *it;
-  }
-  if (offset < 0 || offset + stride > numel(base)) fail("internal: a view reaches outside its tensor");
-  return v;
-}
-
-drift_tensor_t rows(const drift_tensor_t& base, int64_t first, int64_t count) {
-  const int64_t row = base.shape[0] > 0 ? numel(base) / base.shape[0] : 0;
-  drift_tensor_t v = base;
-  v.shape[0] = count;
-  v.data = static_cast<char*>(base.data) + first * row * static_cast<int64_t>(element_size(base.dtype));
-  if (first < 0 || first + count > base.shape[0]) fail("internal: rows outside their tensor");
-  return v;
-}
-
 drift_tensor_t host_ints(std::vector<int32_t>& values) {
   drift_tensor_t t{};
   t.data = values.data();
@@ -61,38 +15,15 @@ drift_tensor_t host_ints(std::vector<int32_t>& values) {
   return t;
 }
 
-Tensor& Tensor::operator=(Tensor&& other) noexcept {
-  if (this != &other) {
-    reset();
-    host_ = other.host_;
-    t_ = other.t_;
-    other.t_ = {};
-  }
-  return *this;
-}
-
-void Tensor::reset() {
-  if (host_ && t_.data) host_->free(t_);
-  t_ = {};
-}
-
 Host::Host(const drift_host_api_t* api) : api_(api), model_(api->model_info(api->ctx)) {
   if (!model_) fail("the host gives no model description");
 }
 
-void Host::check(drift_status_t status, const char* service) const {
-  if (status != DRIFT_OK) fail(std::string("host service ") + service + " returned status " + std::to_string(status));
-}
+using drift::plugin::check;
 
 void Host::log(int32_t level, const std::string& message) const { api_->log(api_->ctx, level, message.c_str()); }
 
-Tensor Host::alloc(int32_t dtype, const std::vector<int64_t>& shape) const {
-  drift_tensor_t t{};
-  check(api_->tensor_alloc(api_->ctx, dtype, static_cast<int32_t>(shape.size()), shape.data(), &t), "tensor_alloc");
-  return Tensor(this, t);
-}
-
-void Host::free(drift_tensor_t& t) const { api_->tensor_free(api_->ctx, &t); }
+Tensor Host::alloc(int32_t dtype, const std::vector<int64_t>& shape) const { return Tensor(api_, dtype, shape); }
 
 void Host::copy(const drift_tensor_t& src, drift_tensor_t dst) const {
   check(api_->tensor_copy(api_->ctx, stream_, &src, &dst), "tensor_copy");
@@ -106,7 +37,7 @@ std::vector<Tensor> Host::load(const std::string& path, const std::vector<std::s
       api_->load_safetensors(api_->ctx, path.c_str(), c_names.data(), c_names.size(), out.data());
   if (status != DRIFT_OK) fail("cannot load the tensors of " + path + " (status " + std::to_string(status) + ")");
   std::vector<Tensor> tensors;
-  for (const drift_tensor_t& t : out) tensors.emplace_back(this, t);
+  for (const drift_tensor_t& t : out) tensors.emplace_back(api_, t);
   return tensors;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// Host: the eagle3 plugin's C++ face of drift_host_api_t. Every service call is checked; a
-// failure throws HostError naming the service, which the hook boundary (eagle3.cc) turns into a
-// status -- exceptions never cross the C ABI. Tensor is a plugin-owned tensor freed through the
-// host; view() and rows() describe parts of one without owning them.
+// Host: the eagle3 plugin's C++ face of drift_host_api_t's compute and state services, on the
+// stream of the running hook. Every service call is checked (drift::plugin::check); a failure
+// throws an Error naming the service, which the hook boundary (eagle3.cc, drift::plugin::guard)
+// turns into a status -- exceptions never cross the C ABI.
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
@@ -10,44 +10,19 @@
 #include <vector>
 
 #include "drift/plugin.h"
+#include "drift/plugin_helpers.hpp"
 
 namespace eagle3 {
 
-struct HostError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void fail(const std::string& message);
-
-int64_t numel(const drift_tensor_t& t);
-size_t element_size(int32_t dtype);
-// A contiguous view of `base`'s memory with another shape, starting `offset` elements in.
-drift_tensor_t view(const drift_tensor_t& base, std::initializer_list<int64_t> shape, int64_t offset = 0);
-// Rows [first, first + count) of a tensor whose first dimension counts rows.
-drift_tensor_t rows(const drift_tensor_t& base, int64_t first, int64_t count);
-
-class Host;
-
-// A tensor the plugin allocated (or loaded); freed through the host when destroyed.
-class Tensor {
- public:
-  Tensor() = default;
-  Tensor(const Host* host, drift_tensor_t t) : host_(host), t_(t) {}
-  ~Tensor() { reset(); }
-  Tensor(Tensor&& other) noexcept : host_(other.host_), t_(other.t_) { other.t_ = {}; }
-  Tensor& operator=(Tensor&& other) noexcept;
-  Tensor(const Tensor&) = delete;
-  Tensor& operator=(const Tensor&) = delete;
-
-  const drift_tensor_t& get() const { return t_; }
-  const drift_tensor_t* operator->() const { return &t_; }
-  bool empty() const { return t_.data == nullptr; }
-  void reset();
-
- private:
-  const Host* host_ = nullptr;
-  drift_tensor_t t_{};
-};
+// The generic pieces come from the public C++ helper: a failure carries its status (Error,
+// fail), a plugin-owned tensor is freed through the host (Tensor), views describe parts of one.
+using HostError = drift::plugin::Error;
+using drift::plugin::element_size;
+using drift::plugin::fail;
+using drift::plugin::numel;
+using drift::plugin::rows;
+using drift::plugin::Tensor;
+using drift::plugin::view;
 
 class Host {
  public:
@@ -61,7 +36,6 @@ class Host {
 
   // Memory.
   Tensor alloc(int32_t dtype, const std::vector<int64_t>& shape) const;
-  void free(drift_tensor_t& t) const;
   void copy(const drift_tensor_t& src, drift_tensor_t dst) const;  // dst may be a view
   std::vector<Tensor> load(const std::string& path, const std::vector<std::string>& names) const;
   bool model_weight(const char* name, drift_tensor_t& out) const;  // false: the target has none
@@ -83,8 +57,6 @@ class Host {
   void concat(const std::vector<drift_tensor_t>& parts, drift_tensor_t out) const;
 
  private:
-  void check(drift_status_t status, const char* service) const;
-
   const drift_host_api_t* api_;
   const drift_model_info_t* model_;
   void* stream_ = nullptr;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "drift/plugin.h"
+#include "drift/plugin_helpers.hpp"
 #include "ngram_matcher.h"
 
 namespace {
@@ -82,16 +83,12 @@ drift_status_t create(const drift_host_api_t* host, const char*, void** instance
     if (host) report(host, DRIFT_LOG_ERROR, "ngram: the host does not provide sequence_tokens");
     return DRIFT_ERROR_NOT_SUPPORTED;
   }
-  try {
+  return drift::plugin::guard(host, "ngram", "create", [&] {
     drift::ngram::Settings settings;
     if (!read_settings(host, settings)) return DRIFT_ERROR_INVALID_ARGUMENT;
     *instance = new Ngram{host, settings};
     return DRIFT_OK;
-  } catch (const std::bad_alloc&) {  // exceptions must not cross the C boundary
-    return DRIFT_ERROR_OUT_OF_MEMORY;
-  } catch (...) {
-    return DRIFT_ERROR;
-  }
+  });
 }
 
 void destroy(void* instance) { delete static_cast<Ngram*>(instance); }
@@ -129,17 +126,10 @@ void propose_one(Ngram& ngram, drift_draft_tree_t& tree) {
 
 drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_t* const* trees, size_t n) {
   Ngram& ngram = *static_cast<Ngram*>(instance);
-  try {
+  return drift::plugin::guard(ngram.host, "ngram", "on_propose", [&] {
     for (size_t i = 0; i < n; ++i)
       if (trees[i]) propose_one(ngram, *trees[i]);
-    return DRIFT_OK;
-  } catch (const std::bad_alloc&) {  // exceptions must not cross the C boundary
-    report(ngram.host, DRIFT_LOG_ERROR, "ngram: out of memory while proposing");
-    return DRIFT_ERROR_OUT_OF_MEMORY;
-  } catch (...) {
-    report(ngram.host, DRIFT_LOG_ERROR, "ngram: unexpected exception while proposing");
-    return DRIFT_ERROR;
-  }
+  });
 }
 
 // Static and constant: it must outlive every call, and drift_plugin_get must not allocate. Every

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "drift/plugin.h"
+#include "drift/plugin_helpers.hpp"
 #include "page_index.h"
 
 namespace {
@@ -72,19 +73,7 @@ uint64_t identity(const drift_host_api_t* host, const std::string& salt) {
   return drift::prefix_cache::xxh3_bytes(salt, seed);
 }
 
-// Runs a hook body; an exception becomes a status with a log line (hooks must not throw).
-template <typename Body>
-drift_status_t guarded(const drift_host_api_t* host, const char* hook, Body&& body) {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    report(host, DRIFT_LOG_ERROR, std::string(hook) + ": out of memory");
-    return DRIFT_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    report(host, DRIFT_LOG_ERROR, std::string(hook) + ": " + e.what());
-    return DRIFT_ERROR;
-  }
-}
+constexpr const char* kPlugin = "prefix_cache";
 
 PrefixCache& self(void* instance) { return *static_cast<PrefixCache*>(instance); }
 
@@ -146,7 +135,7 @@ drift_status_t create(const drift_host_api_t* host, const char* /*settings_toml*
   if (!host || !instance || !host->model_info || !host->get_setting_int || !host->get_setting_double ||
       !host->get_setting_string)
     return DRIFT_ERROR_NOT_SUPPORTED;
-  return guarded(host, "create", [&] {
+  return drift::plugin::guard(host, kPlugin, "create", [&] {
     const drift_model_info_t* model = host->model_info(host->ctx);
     if (model->block_size <= 0) {
       report(host, DRIFT_LOG_ERROR, "the host reports no KV page size");
@@ -166,7 +155,7 @@ void destroy(void* instance) { delete static_cast<PrefixCache*>(instance); }
 
 drift_status_t on_request_start(void* instance, const drift_request_info_t* request) {
   PrefixCache& c = self(instance);
-  return guarded(c.host, "on_request_start", [&] {
+  return drift::plugin::guard(c.host, kPlugin, "on_request_start", [&] {
     RequestState& state = c.requests[request->seq_id];
     state = RequestState{request_salt(request), kRoot, 0};
     return DRIFT_OK;
@@ -181,7 +170,7 @@ drift_status_t on_request_finish(void* instance, drift_seq_id_t seq, int32_t /*r
 drift_status_t on_prefix_match(void* instance, const drift_request_info_t* request, drift_page_id_t* pages,
                                int32_t max_pages, int32_t* num_pages) {
   PrefixCache& c = self(instance);
-  return guarded(c.host, "on_prefix_match", [&] {
+  return drift::plugin::guard(c.host, kPlugin, "on_prefix_match", [&] {
     const std::span<const drift::prefix_cache::Token> tokens(request->tokens, static_cast<size_t>(request->num_tokens));
     const std::vector<NodeId> path = c.index.walk(tokens, request_salt(request), max_pages);
     c.index.touch(path);  // LRU bookkeeping is the only state a match may change
@@ -224,7 +213,7 @@ std::optional<NodeId> parent_for(PrefixCache& c, const RequestState& state, cons
 
 drift_status_t on_pages_full(void* instance, const drift_full_pages_t* full, bool* keep) {
   PrefixCache& c = self(instance);
-  return guarded(c.host, "on_pages_full", [&] {
+  return drift::plugin::guard(c.host, kPlugin, "on_pages_full", [&] {
     auto request = c.requests.find(full->seq_id);
     if (request == c.requests.end()) return DRIFT_OK;  // no salt known: keep nothing
     RequestState& state = request->second;
@@ -252,7 +241,7 @@ drift_status_t on_pages_full(void* instance, const drift_full_pages_t* full, boo
 drift_status_t on_evict(void* instance, int32_t wanted, drift_page_id_t* released, int32_t max_released,
                         int32_t* num_released) {
   PrefixCache& c = self(instance);
-  return guarded(c.host, "on_evict", [&] {
+  return drift::plugin::guard(c.host, kPlugin, "on_evict", [&] {
     const auto victims =
         c.index.evict(std::min(wanted, max_released), [&](drift_page_id_t p) { return in_use(c.host, p); });
     std::copy(victims.begin(), victims.end(), released);

@@ -9,10 +9,15 @@
 #include <vector>
 
 #include "drift/plugin.h"
-#include "host_calls.h"
+#include "drift/plugin_helpers.hpp"
 #include "selection.h"
 
 namespace specpv {
+
+// Checked host calls and host-owned tensors come from the public C++ helper.
+using drift::plugin::check;
+using drift::plugin::Tensor;
+using drift::plugin::view;
 
 // Scratch shared by every sequence's refresh, grown on demand.
 struct Workspace {

@@ -24,7 +24,7 @@ struct Settings {
   int64_t full_refresh_interval = 32;
 };
 
-// Throws std::invalid_argument naming the key.
+// Throws drift::plugin::Error (DRIFT_ERROR_INVALID_ARGUMENT) naming the key and the value.
 Settings read_settings(const std::string& settings_toml);
 
 }  // namespace specpv

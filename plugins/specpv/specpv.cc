@@ -17,6 +17,7 @@
 #include <string>
 
 #include "drift/plugin.h"
+#include "drift/plugin_helpers.hpp"
 #include "inspect.h"
 #include "retrieval.h"
 #include "selection.h"
@@ -53,27 +54,11 @@ struct Plugin {
 
 Plugin& plugin(void* instance) { return *static_cast<Plugin*>(instance); }
 
-void log(const drift_host_api_t* host, int32_t level, const std::string& message) {
-  host->log(host->ctx, level, ("specpv: " + message).c_str());
-}
-
-template <typename Body>
-drift_status_t guarded(const drift_host_api_t* host, const std::string& what, Body&& body) {
-  try {
-    body();
-    return DRIFT_OK;
-  } catch (const std::bad_alloc&) {
-    log(host, DRIFT_LOG_ERROR, "out of memory in " + what);
-    return DRIFT_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    log(host, DRIFT_LOG_ERROR, what + ": " + e.what());
-    return DRIFT_ERROR;
-  }
-}
+constexpr const char* kPlugin = "specpv";
 
 drift_status_t create(const drift_host_api_t* host, const char* settings_toml, void** instance) {
   if (!host || !host->log) return DRIFT_ERROR_NOT_SUPPORTED;
-  return guarded(host, "create", [&] {
+  return drift::plugin::guard(host, kPlugin, "create", [&] {
     if (host->abi_minor < 3 || !DRIFT_HAS_FIELD(host, drift_host_api_t, page_scores) || !host->query_states ||
         !host->page_scores || !host->page_key_summary || !host->top_k)
       throw std::runtime_error("needs a host with ABI 1.3 (query_states, page_scores, page_key_summary, top_k)");
@@ -91,7 +76,7 @@ void destroy(void* instance) { delete static_cast<Plugin*>(instance); }
 
 drift_status_t on_request_start(void* instance, const drift_request_info_t* request) {
   Plugin& p = plugin(instance);
-  return guarded(p.host, "on_request_start", [&] {
+  return drift::plugin::guard(p.host, kPlugin, "on_request_start", [&] {
     const int64_t tokens = request->num_tokens + std::max<int64_t>(request->max_new_tokens, 0) + 1;
     const int64_t blocks = (tokens + p.settings.block_size - 1) / p.settings.block_size + 1;
     p.seqs[request->seq_id] = std::make_unique<SequenceState>(
@@ -124,7 +109,7 @@ void write_partial(Plugin& p, const specpv::Retrieval& r, const drift_page_id_t*
 void choose_view(Plugin& p, SequenceState& st, drift_kv_view_t& view) {
   const drift_page_id_t* table = nullptr;
   int64_t pages = 0, computed = 0;
-  specpv::check(p.host->block_table(p.host->ctx, view.seq_id, &table, &pages, &computed), "block_table");
+  drift::plugin::check(p.host->block_table(p.host->ctx, view.seq_id, &table, &pages, &computed), "block_table");
   const int64_t root = computed;  // positions before the root hold committed KV
   const int64_t tail = root / p.settings.block_size;
   if (tail > pages || pages > view.max_pages) throw std::logic_error("the block table does not cover the root");
@@ -152,8 +137,8 @@ drift_status_t on_choose_kv_view(void* instance, const drift_step_t*, drift_kv_v
     drift_kv_view_t& view = *views[i];
     auto it = p.seqs.find(view.seq_id);
     if (it == p.seqs.end()) continue;  // not started here: full
-    view.status =
-        guarded(p.host, "sequence " + std::to_string(view.seq_id), [&] { choose_view(p, *it->second, view); });
+    view.status = drift::plugin::guard(p.host, kPlugin, "sequence " + std::to_string(view.seq_id),
+                                       [&] { choose_view(p, *it->second, view); });
     if (view.status != DRIFT_OK) {
       view.mode = DRIFT_KV_VIEW_FULL;
       p.seqs.erase(it);
@@ -170,16 +155,17 @@ drift_status_t on_target_forward(void* instance, const drift_step_t* step, drift
     auto it = p.seqs.find(rows[i]->seq_id);
     if (it == p.seqs.end() || !it->second->refresh_pending) continue;
     SequenceState& st = *it->second;
-    rows[i]->status = guarded(p.host, "refresh of sequence " + std::to_string(rows[i]->seq_id), [&] {
-      const auto start = Clock::now();
-      const int64_t before = st.summaries.summarised_blocks();
-      st.retrieval = st.summaries.refresh(rows[i]->seq_id, step ? step->stream : nullptr, p.settings, p.work);
-      st.partial_steps = 0;
-      st.refresh_pending = false;
-      p.stats.refreshes++;
-      p.stats.summarised_blocks += st.summaries.summarised_blocks() - before;
-      p.stats.refresh_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-    });
+    rows[i]->status =
+        drift::plugin::guard(p.host, kPlugin, "refresh of sequence " + std::to_string(rows[i]->seq_id), [&] {
+          const auto start = Clock::now();
+          const int64_t before = st.summaries.summarised_blocks();
+          st.retrieval = st.summaries.refresh(rows[i]->seq_id, step ? step->stream : nullptr, p.settings, p.work);
+          st.partial_steps = 0;
+          st.refresh_pending = false;
+          p.stats.refreshes++;
+          p.stats.summarised_blocks += st.summaries.summarised_blocks() - before;
+          p.stats.refresh_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+        });
     if (rows[i]->status != DRIFT_OK) p.seqs.erase(it);
   }
   return DRIFT_OK;

@@ -20,7 +20,7 @@ struct Settings {
   DraftParams draft;
 };
 
-// Throws std::invalid_argument naming the key.
+// Throws drift::plugin::Error (DRIFT_ERROR_INVALID_ARGUMENT) naming the key and the value.
 Settings read_settings(const std::string& settings_toml);
 
 }  // namespace suffix

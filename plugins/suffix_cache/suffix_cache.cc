@@ -11,6 +11,7 @@
 #include <string>
 
 #include "drift/plugin.h"
+#include "drift/plugin_helpers.hpp"
 #include "speculator.h"
 
 namespace {
@@ -23,28 +24,11 @@ struct Plugin {
 
 Plugin& plugin(void* instance) { return *static_cast<Plugin*>(instance); }
 
-void log(const drift_host_api_t* host, int32_t level, const std::string& message) {
-  host->log(host->ctx, level, ("suffix_cache: " + message).c_str());
-}
-
-// Runs a hook body; an exception becomes a logged error status (none may cross the C ABI).
-template <typename Body>
-drift_status_t guarded(const drift_host_api_t* host, const char* hook, Body&& body) {
-  try {
-    body();
-    return DRIFT_OK;
-  } catch (const std::bad_alloc&) {
-    log(host, DRIFT_LOG_ERROR, std::string("out of memory in ") + hook);
-    return DRIFT_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception& e) {
-    log(host, DRIFT_LOG_ERROR, std::string(hook) + ": " + e.what());
-    return DRIFT_ERROR;
-  }
-}
+constexpr const char* kPlugin = "suffix_cache";
 
 drift_status_t create(const drift_host_api_t* host, const char* settings_toml, void** instance) {
   if (!host || !host->log) return DRIFT_ERROR_NOT_SUPPORTED;
-  return guarded(host, "create", [&] {
+  return drift::plugin::guard(host, kPlugin, "create", [&] {
     *instance = new Plugin{host, suffix::Speculator(suffix::read_settings(settings_toml ? settings_toml : "")), {}};
   });
 }
@@ -68,7 +52,7 @@ drift_status_t forget_on_error(Plugin& p, drift_seq_id_t seq, drift_status_t sta
 drift_status_t on_request_start(void* instance, const drift_request_info_t* request) {
   Plugin& p = plugin(instance);
   if (!drafts_for(*request)) return DRIFT_OK;
-  return forget_on_error(p, request->seq_id, guarded(p.host, "on_request_start", [&] {
+  return forget_on_error(p, request->seq_id, drift::plugin::guard(p.host, kPlugin, "on_request_start", [&] {
                            p.speculator.start(request->seq_id,
                                               {request->tokens, static_cast<size_t>(request->num_tokens)},
                                               request->resumed);
@@ -82,7 +66,9 @@ drift_status_t on_request_finish(void* instance, drift_seq_id_t seq, int32_t) {
 
 drift_status_t on_accept(void* instance, drift_seq_id_t seq, const drift_token_t* tokens, size_t n) {
   Plugin& p = plugin(instance);
-  return forget_on_error(p, seq, guarded(p.host, "on_accept", [&] { p.speculator.accept(seq, {tokens, n}); }));
+  return forget_on_error(p, seq, drift::plugin::guard(p.host, kPlugin, "on_accept", [&] {
+                           p.speculator.accept(seq, {tokens, n});
+                         }));
 }
 
 void write(const suffix::Draft& d, drift_draft_tree_t& tree) {
@@ -102,7 +88,7 @@ drift_status_t on_propose(void* instance, const drift_step_t*, drift_draft_tree_
   for (size_t i = 0; i < n; ++i) {
     drift_draft_tree_t& tree = *trees[i];
     tree.num_nodes = 0;
-    tree.status = forget_on_error(p, tree.seq_id, guarded(p.host, "on_propose", [&] {
+    tree.status = forget_on_error(p, tree.seq_id, drift::plugin::guard(p.host, kPlugin, "on_propose", [&] {
                                     write(p.speculator.propose(tree.seq_id, tree.budget), tree);
                                   }));
     if (tree.status != DRIFT_OK) tree.num_nodes = 0;
