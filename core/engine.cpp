@@ -32,6 +32,10 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelExecutor> executor)
   kv_->set_slot_mover([this](std::span<const int64_t> src, std::span<const int64_t> dst) { executor_->move_slots(src, dst); });
   scheduler_ = std::make_unique<Scheduler>(
       options_.limits, make_capacity_policy(options_.capacity_policy, options_.limits.max_seq_len), *kv_);
+  speculator_ = std::make_unique<Speculator>(
+      options_.speculation, options_.limits.max_seq_len, *kv_,
+      SpeculatorMetrics{metrics_.speculation, metrics_.acceptance_histogram, metrics_.drafts_by_provider,
+                        metrics_.verification, metrics_.draft_timing});
   seed_counter_ = std::random_device{}();
 }
 
@@ -56,7 +60,7 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
                                                          stream, metrics_.prefix_cache, metrics_.draft_timing},
                                              install_services);
   scheduler_->set_observer(plugins_.get());
-  view_shape_ = {model.num_layers, model.num_kv_heads, options_.block_size};
+  speculator_->attach(plugins_.get(), {model.num_layers, model.num_kv_heads, options_.block_size});
 }
 
 std::string Engine::validate_request(const Sequence& seq) const {
@@ -74,10 +78,7 @@ std::string Engine::validate_request(const Sequence& seq) const {
     if (!tokenizer_) return "stop strings need a tokenizer, and the model has none (use stop_token_ids)";
     if (std::string bad = validate_stop_strings(seq.params.stop); !bad.empty()) return "stop: " + bad;
   }
-  const std::string& provider = seq.params.speculative;
-  if (!provider.empty() && provider != "off" && (!plugins_ || !plugins_->host().is_draft_provider(provider)))
-    return fmt::format("speculative = \"{}\" is not a configured draft provider (give \"off\" or a [[plugins]] "
-                       "entry that is a draft provider)", provider);
+  if (std::string bad = speculator_->check_request(seq); !bad.empty()) return bad;
   if (!scheduler_->can_ever_fit(seq))
     return fmt::format("request needs {} KV pages (prompt {} + max_new_tokens {}), the cache has only {}",
                        worst_case_pages(seq, options_.limits.max_seq_len, *kv_), seq.prompt.size(),
@@ -101,23 +102,10 @@ int64_t Engine::add_request(std::vector<int32_t> prompt, SamplingParams params) 
   } else {
     if (tokenizer_)
       texts_.emplace(ref.id, OutputText(*tokenizer_, ref.params.stop, ref.params.include_stop_str_in_output));
-    setup_speculation(ref);
+    speculator_->start(ref);
     scheduler_->add(&ref);
   }
   return ref.id;
-}
-
-// Whether the request speculates, with which provider, and the draft room the capacity policy
-// reserves for it: max_draft_tokens, clamped so that the request still fits the whole pool.
-void Engine::setup_speculation(Sequence& seq) {
-  const std::string& choice = seq.params.speculative;
-  seq.draft_provider = choice == "off" ? "" : choice;
-  seq.speculate = choice != "off" && plugins_ && options_.speculation.max_draft_tokens > 0 &&
-                  plugins_->host().is_draft_provider(seq.draft_provider);
-  if (!seq.speculate) return;
-  const int64_t capacity = kv_->num_pages() * kv_->block_size();
-  const int64_t worst = worst_case_pages(seq, options_.limits.max_seq_len, *kv_) * kv_->block_size();
-  seq.draft_room = std::clamp<int64_t>(capacity - worst, 0, options_.speculation.max_draft_tokens);
 }
 
 RequestOutput& Engine::output_for(Sequence& seq) {
@@ -175,15 +163,11 @@ void Engine::release(int64_t id) {
   if (it != requests_.end() && it->second->finished()) requests_.erase(it);
 }
 
-ForwardBatch Engine::build_batch(const SchedulerOutput& scheduled) const {
-  return build_forward_batch(scheduled, *kv_);
-}
-
 // The rows each chunk wants picked, in logit-row order: its root, then its draft nodes.
 Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled, std::span<const KvView> views) {
-  ForwardBatch batch = build_batch(scheduled);
-  if (!views.empty() && plugins_) plugins_->queries_kept(apply_kv_views(batch, scheduled, views, view_shape_));
-  if (options_.speculation.custom_acceptance) return {{}, executor_->forward(batch), {}};
+  ForwardBatch batch = build_forward_batch(scheduled, *kv_);
+  speculator_->apply_views(batch, scheduled, views);
+  if (speculator_->needs_logits()) return {{}, executor_->forward(batch), {}};
   std::vector<RowSampling> rows;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
     if (!chunk.wants_logits) continue;
@@ -213,12 +197,11 @@ void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutpu
     }
     const int64_t first_row = row;
     row += 1 + drafted;
-    // With an empty draft the walk takes the one token plain decoding samples.
-    const AcceptedPath path =
-        output.logits.empty()
-            ? accept_picked(chunk.draft, std::span<const int32_t>(output.picks).subspan(first_row, 1 + drafted))
-            : options_.speculation.acceptance(chunk.draft, output.logits.as<float>() + first_row * vocab, vocab,
-                                              seq.params, seq.seed, seq.output.size());
+    // A custom acceptance rule reads the chunk's logit rows; the lossless one its picks.
+    const float* logits = output.logits.empty() ? nullptr : output.logits.as<float>() + first_row * vocab;
+    const auto picks =
+        logits ? std::span<const int32_t>() : std::span<const int32_t>(output.picks).subspan(first_row, 1 + drafted);
+    const AcceptedPath path = speculator_->accept(chunk, picks, logits, vocab);
     accepted[c] = commit(seq, chunk, path, path_logprobs(seq, path, output, first_row));
   }
   if (plugins_) plugins_->after_commit(metrics_.steps, scheduled, accepted);
@@ -264,7 +247,7 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
     DRIFT_CHECK(kv_->append(probe.kv, count), "pages vanished while scoring");
     SchedulerOutput chunk;
     chunk.chunks.push_back({&probe, start, count, false, {}});
-    ForwardBatch batch = build_batch(chunk);
+    ForwardBatch batch = build_forward_batch(chunk, *kv_);
     for (int64_t i = 0; i < count; ++i) batch.logit_rows.push_back(static_cast<int32_t>(i));
     Tensor part = executor_->forward(batch);
     if (plugins_) plugins_->forget_forward();
@@ -288,67 +271,49 @@ SchedulerOutput Engine::schedule_step() {
   return scheduled;
 }
 
-void Engine::record_verification(std::span<const KvView> views, const SchedulerOutput& scheduled,
-                                 double forward_seconds) {
-  VerificationMetrics& m = metrics_.verification;
-  bool verifies = false, partial = false;
-  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
-    const ScheduledChunk& chunk = scheduled.chunks[c];
-    if (chunk.draft.empty()) continue;
-    verifies = true;
-    if (c >= views.size() || views[c].full) {
-      m.full_views++;
-      continue;
-    }
-    partial = true;
-    m.partial_views++;
-    const auto table = static_cast<int64_t>(kv_->block_table(chunk.seq->kv).size());
-    int64_t listed = 0;
-    for (const auto& list : views[c].lists) listed += static_cast<int64_t>(list.size());
-    m.partial_pages_attended +=
-        listed / static_cast<int64_t>(views[c].lists.size()) + table - chunk.start / options_.block_size;
-    m.partial_context_pages += table;
-  }
-  if (!verifies) return;
-  (partial ? m.partial_verify_steps : m.full_verify_steps)++;
-  (partial ? m.partial_verify_seconds : m.full_verify_seconds) += forward_seconds;
-}
-
+// One engine step, top-down (DESIGN.md's data flow): schedule (drafts ride along as lookahead
+// tokens), then on a non-empty schedule the verification views, the forward, acceptance and
+// commit per chunk, and the next drafts.
 std::vector<RequestOutput> Engine::step() {
   if (plugins_) plugins_->begin_step();
-  SchedulerOutput scheduled = schedule_step();
-  for (Sequence* seq : scheduled.rejected)
-    finish(*seq, FinishReason::Error, fmt::format("request {}: can never fit in the KV cache", seq->id));
-  metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
-  for (const Sequence* seq : scheduled.preempted) metrics_.decode_preemptions += seq->output.empty() ? 0 : 1;
-  if (!scheduled.chunks.empty()) {
-    const bool decode_only = std::all_of(scheduled.chunks.begin(), scheduled.chunks.end(), [](const ScheduledChunk& c) {
-      return c.count - static_cast<int64_t>(c.draft.size()) == 1 &&
-             c.start >= static_cast<int64_t>(c.seq->prompt.size());
-    });
-    const std::vector<KvView> views =
-        plugins_ ? plugins_->before_forward(metrics_.steps, scheduled) : std::vector<KvView>();
-    const auto start = Clock::now();
-    const TargetOutput output = run_target(scheduled, views);
-    const double forward = std::chrono::duration<double>(Clock::now() - start).count();
-    metrics_.forward_seconds += forward;
-    record_verification(views, scheduled, forward);
-    if (plugins_) plugins_->after_forward(scheduled);
-    metrics_.steps++;
-    const double drafting_before = metrics_.draft_timing.seconds();
-    process_results(scheduled, output);
-    propose_drafts();  // the next step verifies them as lookahead tokens
-    if (decode_only) {
-      metrics_.decode_only_steps++;
-      metrics_.decode_only_forward_seconds += forward;
-      metrics_.draft_timing.decode_seconds += metrics_.draft_timing.seconds() - drafting_before;
-    }
-  }
+  const SchedulerOutput scheduled = schedule_step();
+  note_schedule(scheduled);
+  if (!scheduled.chunks.empty()) run_step(scheduled);
   if (options_.check_kv_integrity) kv_->check_integrity();
   std::vector<RequestOutput> outputs;
   for (auto& [id, out] : pending_) outputs.push_back(std::move(out));
   pending_.clear();
   return outputs;
+}
+
+// What scheduling decided beside the chunks: rejected requests finish, preemptions are counted.
+void Engine::note_schedule(const SchedulerOutput& scheduled) {
+  for (Sequence* seq : scheduled.rejected)
+    finish(*seq, FinishReason::Error, fmt::format("request {}: can never fit in the KV cache", seq->id));
+  metrics_.preemptions += static_cast<int64_t>(scheduled.preempted.size());
+  for (const Sequence* seq : scheduled.preempted) metrics_.decode_preemptions += seq->output.empty() ? 0 : 1;
+}
+
+void Engine::run_step(const SchedulerOutput& scheduled) {
+  const bool decode_only = std::all_of(scheduled.chunks.begin(), scheduled.chunks.end(), [](const ScheduledChunk& c) {
+    return c.count - static_cast<int64_t>(c.draft.size()) == 1 && c.start >= static_cast<int64_t>(c.seq->prompt.size());
+  });
+  const std::vector<KvView> views = speculator_->choose_views(metrics_.steps, scheduled);
+  const auto start = Clock::now();
+  const TargetOutput output = run_target(scheduled, views);
+  const double forward = std::chrono::duration<double>(Clock::now() - start).count();
+  metrics_.forward_seconds += forward;
+  speculator_->record_verification(views, scheduled, forward);
+  if (plugins_) plugins_->after_forward(scheduled);
+  metrics_.steps++;
+  const double drafting_before = metrics_.draft_timing.seconds();
+  process_results(scheduled, output);                              // accept and commit, chunk by chunk
+  speculator_->draft_next(metrics_.steps, scheduler_->running());  // verified next step as lookahead
+  if (decode_only) {
+    metrics_.decode_only_steps++;
+    metrics_.decode_only_forward_seconds += forward;
+    metrics_.draft_timing.decode_seconds += metrics_.draft_timing.seconds() - drafting_before;
+  }
 }
 
 }  // namespace drift

@@ -23,6 +23,8 @@
 #include "core/sequence.h"
 #include "core/speculation/acceptance.h"
 #include "core/speculation/kv_view_batch.h"
+#include "core/speculation/speculation_options.h"
+#include "core/speculation/speculator.h"
 #include "core/speculation/verification_metrics.h"
 #include "core/tokenizer/output_text.h"
 #include "core/tokenizer/tokenizer.h"
@@ -31,7 +33,6 @@ namespace drift {
 
 class EnginePlugins;
 struct HostCallbacks;
-struct DraftRequest;
 
 struct RequestOutput {
   int64_t id = 0;
@@ -42,26 +43,6 @@ struct RequestOutput {
   FinishReason finish_reason = FinishReason::None;
   std::string error;                 // set when finish_reason is Error
   std::vector<TokenLogprobs> logprobs;  // one per new token when the request asked (SamplingParams::logprobs)
-};
-
-// Decides which drafted tokens a verify forward confirms (core/speculation/acceptance.h).
-using AcceptanceRule = std::function<AcceptedPath(const DraftTree& tree, const float* logits, int64_t vocab,
-                                                  const SamplingParams& params, uint64_t seed,
-                                                  uint64_t first_output_index)>;
-
-struct SpeculationOptions {
-  int64_t max_draft_tokens = 0;  // draft nodes per sequence and step ([speculative] max_draft_tokens)
-  int64_t max_depth = 0;         // 0: no limit beyond what the request can still commit
-  // Hybrid drafting ([speculative] fallback_provider / fallback_below): a tree of the default
-  // provider scoring below fallback_below (sum of its path probabilities) is replaced by the
-  // fallback provider's for that step.
-  std::string fallback_provider;
-  double fallback_below = 1.0;
-  // accept_draft, the lossless rule. Tests put deliberately wrong rules here to prove that the
-  // statistical test of losslessness catches them; nothing else should. With the default rule
-  // the engine runs its equivalent, accept_picked, over picks made where the logits are.
-  AcceptanceRule acceptance = accept_draft;
-  bool custom_acceptance = false;  // set with `acceptance`: the logits come to the host for it
 };
 
 struct EngineOptions {
@@ -134,8 +115,9 @@ class Engine {
   // Replaces the acceptance rule (SpeculationOptions::acceptance): for tests that prove the
   // losslessness tests catch broken rules.
   void set_acceptance_rule(AcceptanceRule rule) {
-    options_.speculation.acceptance = std::move(rule);
+    options_.speculation.acceptance = rule;
     options_.speculation.custom_acceptance = true;
+    speculator_->set_acceptance_rule(std::move(rule));
   }
 
   // Set by from_config; null for engines built around a bare executor.
@@ -145,9 +127,8 @@ class Engine {
  private:
   std::string validate_request(const Sequence& seq) const;
   void finish(Sequence& seq, FinishReason reason, std::string error = "");
-  void setup_speculation(Sequence& seq);
-  ForwardBatch build_batch(const SchedulerOutput& scheduled) const;
   SchedulerOutput schedule_step();
+  void note_schedule(const SchedulerOutput& scheduled);
   // What the target forward returned: each logit row's pick, or (for a custom acceptance rule)
   // the host logits.
   struct TargetOutput {
@@ -155,9 +136,10 @@ class Engine {
     Tensor logits;
     std::vector<TokenLogprobs> logprobs;  // per logit row, when a request asked for them
   };
+  // One step's work on a non-empty schedule: views, forward, accept and commit, next drafts.
+  void run_step(const SchedulerOutput& scheduled);
   // `views`: the verification policy's, one per chunk (empty: every chunk attends fully).
   TargetOutput run_target(const SchedulerOutput& scheduled, std::span<const KvView> views);
-  void record_verification(std::span<const KvView> views, const SchedulerOutput& scheduled, double forward_seconds);
   void process_results(const SchedulerOutput& scheduled, const TargetOutput& output);
   std::vector<TokenLogprobs> path_logprobs(const Sequence& seq, const AcceptedPath& path, const TargetOutput& output,
                                            int64_t first_row) const;
@@ -167,17 +149,9 @@ class Engine {
   std::vector<int32_t> commit(Sequence& seq, const ScheduledChunk& chunk, const AcceptedPath& path,
                               std::span<const TokenLogprobs> logprobs = {});
   FinishReason append_output(Sequence& seq, int32_t token, const TokenLogprobs* logprobs);
-  void record_speculation(Sequence& seq, int64_t drafted, int64_t accepted, int64_t committed, bool decoding);
-  void record_draft_probs(Sequence& seq, const DraftTree& draft, std::span<const int32_t> accepted);
-  void propose_drafts();
-  bool still_drafts(Sequence& seq);
-  void fall_back_where_weak(std::span<const DraftRequest> requests, std::span<const int32_t> depth_limits,
-                            std::vector<DraftTree>& trees, std::vector<std::string>& drafted_by);
-  int64_t draft_depth_limit(const Sequence& seq) const;
   RequestOutput& output_for(Sequence& seq);
 
   EngineOptions options_;
-  KvViewShape view_shape_;            // the model's layers and kv heads (set with the plugins)
   std::unique_ptr<Backend> backend_;  // owned when built from a config
   std::unique_ptr<ModelExecutor> executor_;
   std::unique_ptr<KVCacheManager> kv_;
@@ -191,6 +165,7 @@ class Engine {
   int64_t next_id_ = 0;
   uint64_t seed_counter_ = 0;
   EngineMetrics metrics_;
+  std::unique_ptr<Speculator> speculator_;  // drafting and verification: the one owner
 };
 
 }  // namespace drift

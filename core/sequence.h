@@ -71,10 +71,11 @@ struct Sequence {
   int64_t arrival = 0;          // admission order key (FIFO fairness)
   Clock::time_point arrival_time = Clock::now();
   RequestStats stats;
-  // Speculation: the draft provider's entry name ("" = [speculative]'s), whether this request
-  // speculates at all, the draft proposed at the end of the last step (verified in the next one,
-  // as lookahead tokens the scheduler budgets and reserves), and the draft slots the capacity
-  // policy promises beside the worst case.
+  // Speculation, set by the Speculator (core/speculation/speculator.h): the draft provider's entry
+  // name ("" = [speculative]'s), whether this request speculates at all, the draft proposed at
+  // the end of the last step (the scheduler moves it into the next step's chunk as lookahead
+  // tokens, fitted to the budget and pages), and the draft slots the capacity policy promises
+  // beside the worst case.
   std::string draft_provider;
   bool speculate = false;
   DraftTree draft;

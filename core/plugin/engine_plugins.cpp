@@ -124,25 +124,6 @@ int64_t EnginePlugins::release_all_cached() {
   return held > 0 ? reclaim_to_unblock(held) : 0;
 }
 
-std::vector<KvView> EnginePlugins::before_forward(int64_t step, const SchedulerOutput& scheduled) {
-  std::vector<KvViewRequest> requests;
-  std::vector<size_t> chunk_of;
-  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
-    const ScheduledChunk& chunk = scheduled.chunks[c];
-    if (chunk.draft.empty() || chunk.seq->params.full_verification) continue;  // the latter: full, by request
-    const std::vector<PageId>& table = kv_.block_table(chunk.seq->kv);
-    // A verify chunk's root (its first token) is the last committed token: its page and the ones
-    // after it receive the tree's KV and are always attended.
-    requests.push_back({chunk.seq->id, std::span<const int32_t>(table), chunk.start / kv_.block_size()});
-    chunk_of.push_back(c);
-  }
-  std::vector<KvView> views(scheduled.chunks.size());
-  if (requests.empty()) return views;
-  std::vector<KvView> chosen = host_.choose_kv_view(StepInfo{step, stream_}, requests);
-  for (size_t i = 0; i < chosen.size(); ++i) views[chunk_of[i]] = std::move(chosen[i]);
-  return views;
-}
-
 void EnginePlugins::after_commit(int64_t step, const SchedulerOutput& scheduled,
                                  const std::vector<std::vector<int32_t>>& accepted) {
   keep_committed_rows(scheduled, accepted);
@@ -179,18 +160,6 @@ void EnginePlugins::keep_committed_rows(const SchedulerOutput& scheduled,
     state_.keep_rows(chunk.seq->id, 1 + static_cast<int64_t>(accepted[c].size()));
   }
   if (moved) executor_.reorder_captured(rows);
-}
-
-std::vector<DraftTree> EnginePlugins::propose(int64_t step, std::span<const DraftRequest> requests) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<DraftTree> trees = host_.propose(StepInfo{step, stream_}, requests);
-  draft_timing_.propose_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  draft_timing_.propose_calls++;
-  for (const DraftTree& tree : trees) {
-    speculation_.proposals += tree.empty() ? 0 : 1;
-    speculation_.draft_tokens += static_cast<int64_t>(tree.size());
-  }
-  return trees;
 }
 
 void EnginePlugins::committed(const Sequence& seq, const std::vector<int32_t>& tokens, int64_t rewound) {

@@ -1,9 +1,10 @@
 #pragma once
 // EnginePlugins: the bridge between the engine loop and PluginHost. It turns engine events
-// (admission, preemption, a step's decode sequences, the forward, committed tokens, pages that
-// became full, finished requests, a shortage of pages) into plugin hooks at the points of
-// DESIGN.md's data flow, applies what cache managers answer to the KV cache (adopt / retain /
-// release pages), and serves the engine-state services (EngineStateServices).
+// (admission, preemption, the forward, committed tokens, pages that became full, finished
+// requests, a shortage of pages) into plugin hooks at the points of DESIGN.md's data flow,
+// applies what cache managers answer to the KV cache (adopt / retain / release pages), and
+// serves the engine-state services (EngineStateServices). Drafting and the verification
+// policy's views are the Speculator's (core/speculation/speculator.h), through host().
 // An engine without [[plugins]] and without speculation has no EnginePlugins at all, so its
 // behaviour is exactly the plugin-free engine's.
 #include <cstdint>
@@ -26,11 +27,6 @@
 #include "core/tokenizer/tokenizer.h"
 
 namespace drift {
-
-struct SpeculationMetrics {
-  int64_t proposals = 0;     // valid, non-empty draft trees received
-  int64_t draft_tokens = 0;  // nodes in them (before the scheduler shrinks any to fit)
-};
 
 // The engine parts the bridge works on; all owned by the engine and outliving the bridge.
 struct EngineParts {
@@ -59,7 +55,7 @@ class EnginePlugins final : public SchedulerObserver {
 
   PluginHost& host() { return host_; }
   const PluginHost& host() const { return host_; }
-  const SpeculationMetrics& speculation() const { return speculation_; }
+  void* stream() const { return stream_; }  // the backend stream hooks receive (StepInfo::stream)
 
   // SchedulerObserver: admission, preemption and page shortage.
   int64_t match_prefix(Sequence& seq) override;
@@ -74,13 +70,8 @@ class EnginePlugins final : public SchedulerObserver {
 
   // Start of an engine step: views handed to plugins during the last one expire.
   void begin_step() { state_.begin_step(); }
-  // The verification policy's views for this step's verify chunks (before the forward), one per
-  // chunk of `scheduled` in order (full for chunks without a draft): what the forward attends to.
-  std::vector<KvView> before_forward(int64_t step, const SchedulerOutput& scheduled);
   // The forward about to run keeps these sequences' verify-row queries (host->query_states).
   void queries_kept(std::map<int64_t, QueryRows> rows) { state_.record_query_rows(std::move(rows)); }
-  // The draft providers' trees for the next step (after this step's commit).
-  std::vector<DraftTree> propose(int64_t step, std::span<const DraftRequest> requests);
   // The forward of `scheduled` ran: its captured hidden states are what plugins read now.
   void after_forward(const SchedulerOutput& scheduled) { state_.record_forward(scheduled); }
   // The step's commits are done; `accepted[i]` holds the accepted nodes of chunk i (empty for a
@@ -114,7 +105,6 @@ class EnginePlugins final : public SchedulerObserver {
   std::set<int64_t> started_;                  // requests that got on_request_start
   std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered
   std::map<int64_t, bool> resumed_;            // preempted requests, re-admitted as "resumed"
-  SpeculationMetrics speculation_;
   PrefixCacheMetrics& cache_metrics_;
   DraftTiming& draft_timing_;
 };

@@ -47,7 +47,7 @@ class PluginHost {
   // wrong kind is a broken setup: DriftError naming the role. A named plugin that failed to
   // load (already reported by load_all) leaves the role at its default.
   // `fallback_provider` ("" = none) drafts for [speculative]'s requests when their provider's
-  // tree scores low (Engine::propose_drafts), so it follows them too (provides_drafts).
+  // tree scores low (Speculator::draft_next), so it follows them too (provides_drafts).
   void select(const std::string& draft_provider, const std::string& verification_policy,
               const std::string& fallback_provider = "");
 
