@@ -387,6 +387,45 @@ void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefi
   }
 }
 
+// Whole prompts prefilled in one forward run on the 128-row blocks (a 64-query tile of a GQA group
+// of 4 or 8 is 256 or 512 rows; enough tiles that the block walks each context itself and folds
+// its splits there): each row must have the bits of the same query decoded alone (the one-warp
+// decode kernel and the merge), at the first and last positions of tiles, splits and the prompt.
+TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
+  for (PagedCase c : {PagedCase{128, 32, 8, 16}, PagedCase{64, 16, 2, 16}, PagedCase{128, 64, 8, 32}}) {
+    SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " heads " << c.num_heads << "/" << c.num_kv_heads);
+    constexpr int64_t kPrompt = 1100, kPrompts = 5;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    PagedFixture f(*this, c, kPrompts * ((kPrompt + c.block_size - 1) / c.block_size) + 1);
+    for (int64_t s = 0; s < kPrompts; ++s) {
+      const int32_t seq = f.add_sequence(kPrompt);
+      for (int64_t i = 0; i < kPrompt; ++i) f.add_query(seq, static_cast<int32_t>(i + 1));
+    }
+    const int64_t tokens = kPrompts * kPrompt, per_row = c.num_heads * c.head_dim;
+    auto [q, q_ref] = bf16_pair(random({tokens, c.num_heads, c.head_dim}));
+    Tensor out = gpu_out({tokens, c.num_heads, c.head_dim});
+    gpu_->attention(q, f.gpu_kv, f.meta, scale, c.block_size, out);
+    const Tensor prefilled = host(out);
+    for (int64_t s : {int64_t{0}, kPrompts - 1})
+      for (int64_t i : {0, 1, 63, 64, 127, 128, 129, 255, 700, 1023, 1099}) {
+        PagedFixture one(*this, c, 1);
+        one.gpu_kv = f.gpu_kv;
+        one.cpu_kv = f.cpu_kv;
+        one.meta.block_tables = f.meta.block_tables;
+        one.add_query(static_cast<int32_t>(s), static_cast<int32_t>(i + 1));
+        const int64_t t = s * kPrompt + i;
+        const int64_t row_bytes = per_row * 2;  // bf16 or fp16
+        Tensor qi = Tensor::wrap(static_cast<char*>(q.data()) + t * row_bytes, {1, c.num_heads, c.head_dim},
+                                 GetParam(), Device::CUDA, nullptr);
+        Tensor qi_ref = Tensor::wrap(q_ref.as<float>() + t * per_row, {1, c.num_heads, c.head_dim}, DType::F32,
+                                     Device::CPU, nullptr);
+        auto [decoded, ref] = run_with(one, qi, qi_ref);
+        EXPECT_LE(rel_error(decoded, ref), 1e-2) << "prompt " << s << " position " << i;
+        EXPECT_TRUE(bit_equal(prefilled, decoded, t * per_row, 0, per_row)) << "prompt " << s << " position " << i;
+      }
+  }
+}
+
 TEST_P(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
   for (int64_t rows : {1, 5, 64}) {
     // add_rms_norm runs on a cluster of 8 blocks when dim splits into 8 slices of 4-element steps

@@ -1,0 +1,38 @@
+#include "core/speculation/adaptive_speculation.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace drift::speculation {
+
+AdaptiveSpeculation::AdaptiveSpeculation(int32_t max_depth, DraftBudgetOptions options)
+    : max_depth_(std::max(max_depth, 0)), policy_(options) {}
+
+AdaptiveSpeculation::RequestState& AdaptiveSpeculation::state(uint64_t seq) {
+  return requests_.try_emplace(seq, max_depth_).first->second;
+}
+
+void AdaptiveSpeculation::observe_verification(uint64_t seq, int32_t drafted_depth, int32_t accepted) {
+  state(seq).rates.observe(drafted_depth, accepted);
+}
+
+std::vector<int32_t> AdaptiveSpeculation::budgets(std::span<const uint64_t> seqs, std::span<const int32_t> caps,
+                                                  int64_t base_rows, int64_t base_tokens) {
+  const std::unordered_set<uint64_t> live(seqs.begin(), seqs.end());
+  std::erase_if(requests_, [&](const auto& entry) { return !live.contains(entry.first); });
+  std::vector<BudgetRequest> asks;
+  asks.reserve(seqs.size());
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    RequestState& s = state(seqs[i]);
+    asks.push_back({&s.rates, std::clamp(caps[i], 0, max_depth_), s.steps_without_draft});
+  }
+  std::vector<int32_t> chosen = policy_.choose(base_rows, base_tokens, asks, step_time_, draft_cost_).budgets;
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    RequestState& s = state(seqs[i]);
+    s.steps_without_draft = chosen[i] > 0 ? 0 : s.steps_without_draft + 1;
+    chosen_[chosen[i]]++;
+  }
+  return chosen;
+}
+
+}  // namespace drift::speculation
