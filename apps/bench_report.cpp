@@ -27,6 +27,18 @@ void add_request_stats(VariantResult& r, const Sequence& seq) {
 
 }  // namespace
 
+// What a counter map gained between two snapshots of the engine's metrics (keys that grew).
+template <typename Key>
+std::map<Key, int64_t> increase(const std::map<Key, int64_t>& before, const std::map<Key, int64_t>& after) {
+  std::map<Key, int64_t> delta;
+  for (const auto& [key, n] : after) {
+    const auto it = before.find(key);
+    const int64_t grew = n - (it == before.end() ? 0 : it->second);
+    if (grew > 0) delta[key] = grew;
+  }
+  return delta;
+}
+
 VariantResult run_variant(Engine& engine, const std::string& config, const std::string& variant,
                           const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
                           int64_t concurrency, std::vector<std::vector<int32_t>>& outputs) {
@@ -77,17 +89,16 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.draft.decode_seconds = after.draft_timing.decode_seconds - before.draft_timing.decode_seconds;
   r.decode_only_steps = after.decode_only_steps - before.decode_only_steps;
   r.decode_only_forward_seconds = after.decode_only_forward_seconds - before.decode_only_forward_seconds;
-  for (const auto& [provider, n] : after.drafts_by_provider) {
-    const auto it = before.drafts_by_provider.find(provider);
-    const int64_t delta = n - (it == before.drafts_by_provider.end() ? 0 : it->second);
-    if (delta > 0) r.drafts_by_provider[provider] = delta;
-  }
+  r.drafts_by_provider = increase(before.drafts_by_provider, after.drafts_by_provider);
   r.plugin_stats = plugin_stats_json(engine);
   r.prefill_tokens = after.prefill_tokens - before.prefill_tokens;
   const PrefixCacheMetrics &cb = before.prefix_cache, &ca = after.prefix_cache;
-  r.prefix_cache = {ca.queries - cb.queries,           ca.hits - cb.hits,
-                    ca.query_tokens - cb.query_tokens, ca.hit_tokens - cb.hit_tokens,
-                    ca.evicted_pages - cb.evicted_pages, ca.pages_held};
+  r.prefix_cache = {ca.queries - cb.queries,
+                    ca.hits - cb.hits,
+                    ca.query_tokens - cb.query_tokens,
+                    ca.hit_tokens - cb.hit_tokens,
+                    ca.evicted_pages - cb.evicted_pages,
+                    ca.pages_held};
   const SpeculationStats &b = before.speculation, &e = after.speculation;
   r.speculation.draft_tokens = e.draft_tokens - b.draft_tokens;
   r.speculation.accepted_tokens = e.accepted_tokens - b.accepted_tokens;
@@ -100,11 +111,9 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.speculation.draft_prob_sum = e.draft_prob_sum - b.draft_prob_sum;
   r.speculation.accepted_draft_prob_sum = e.accepted_draft_prob_sum - b.accepted_draft_prob_sum;
   r.verification = after.verification - before.verification;
-  for (const auto& [len, n] : after.acceptance_histogram) {
-    const auto it = before.acceptance_histogram.find(len);
-    const int64_t delta = n - (it == before.acceptance_histogram.end() ? 0 : it->second);
-    if (delta > 0) r.acceptance_histogram[len] = delta;
-  }
+  r.acceptance_histogram = increase(before.acceptance_histogram, after.acceptance_histogram);
+  r.draft_budgets = increase(before.draft_budgets, after.draft_budgets);
+  r.retired_requests = after.retired_requests - before.retired_requests;
   return r;
 }
 
@@ -131,22 +140,24 @@ std::string BenchReport::table() const {
     config_width = std::max(config_width, std::min<size_t>(r.config.size(), 48));
     variant_width = std::max(variant_width, r.variant.size());
   }
-  std::string out =
-      fmt::format("{:<{}} {:<{}} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>7} {:>8} {:>8}\n",
-                  "config", config_width, "variant", variant_width, "prompts", "tokens", "tokens/s", "TPOT ms",
-                  "TTFT ms", "accept", "drafted", "accepted", "speedup", "decode", "cache%", "fwd ms", "draft ms");
+  std::string out = fmt::format(
+      "{:<{}} {:<{}} {:>7} {:>8} {:>10} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8} {:>7} {:>8} {:>8} {:>7}\n", "config",
+      config_width, "variant", variant_width, "prompts", "tokens", "tokens/s", "TPOT ms", "TTFT ms", "accept",
+      "drafted", "accepted", "speedup", "decode", "cache%", "fwd ms", "draft ms", "budget");
   for (const VariantResult& r : results_) {
     const std::string label =
         r.config.size() > config_width ? "..." + r.config.substr(r.config.size() - (config_width - 3)) : r.config;
     const std::string cache =
         r.prefix_cache.queries > 0 ? fmt::format("{:.1f}", 100.0 * r.prefix_cache.hit_rate()) : std::string("-");
+    const std::string budget =
+        r.draft_budgets.empty() ? std::string("-") : fmt::format("{:.2f}", r.mean_draft_budget());
     out += fmt::format(
         "{:<{}} {:<{}} {:>7} {:>8} {:>10.1f} {:>9.3f} {:>9.2f} {:>8.3f} {:>9} {:>9} {:>7.2f}x {:>7.2f}x {:>7} {:>8.3f} "
-        "{:>8.3f}\n",
+        "{:>8.3f} {:>7}\n",
         label, config_width, r.variant, variant_width, r.prompts - r.failed, r.output_tokens, r.tokens_per_second(),
         r.mean_tpot_ms, r.mean_ttft_ms, r.speculation.acceptance_length(), r.speculation.draft_tokens,
         r.speculation.accepted_tokens, speedup(r), decode_speedup(r), cache, r.forward_ms_per_step(),
-        r.draft_ms_per_step());
+        r.draft_ms_per_step(), budget);
   }
   // Partial verification (SpecPV): its verify forwards against the full ones of the same run.
   for (const VariantResult& r : results_) {
@@ -166,6 +177,8 @@ nlohmann::json BenchReport::json() const {
   for (const VariantResult& r : results_) {
     nlohmann::json histogram = nlohmann::json::object();
     for (const auto& [len, n] : r.acceptance_histogram) histogram[std::to_string(len)] = n;
+    nlohmann::json budgets = nlohmann::json::object();
+    for (const auto& [b, n] : r.draft_budgets) budgets[std::to_string(b)] = n;
     results.push_back({{"config", r.config},
                        {"variant", r.variant},
                        {"prompts", r.prompts},
@@ -178,6 +191,9 @@ nlohmann::json BenchReport::json() const {
                        {"engine_steps", r.steps},
                        {"acceptance_length", r.speculation.acceptance_length()},
                        {"acceptance_histogram", histogram},
+                       {"draft_budgets", budgets},
+                       {"mean_draft_budget", r.mean_draft_budget()},
+                       {"retired_requests", r.retired_requests},
                        {"draft_tokens", r.speculation.draft_tokens},
                        {"accepted_tokens", r.speculation.accepted_tokens},
                        {"rewound_tokens", r.speculation.rewound_tokens},

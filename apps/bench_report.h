@@ -20,19 +20,30 @@ struct VariantResult {
   int64_t output_tokens = 0;
   double seconds = 0.0;
   double mean_ttft_ms = 0.0;
-  double mean_tpot_ms = 0.0;  // time per output token after the first, averaged over requests
-  int64_t steps = 0;          // engine steps
-  double forward_seconds = 0.0;   // in the target model's forwards
-  DraftTiming draft;              // in the draft providers' hooks (host-measured)
-  int64_t decode_only_steps = 0;  // steps without a prefill chunk
-  std::map<std::string, int64_t> drafts_by_provider;       // verified trees per provider (hybrid drafting)
+  double mean_tpot_ms = 0.0;                          // time per output token after the first, averaged over requests
+  int64_t steps = 0;                                  // engine steps
+  double forward_seconds = 0.0;                       // in the target model's forwards
+  DraftTiming draft;                                  // in the draft providers' hooks (host-measured)
+  int64_t decode_only_steps = 0;                      // steps without a prefill chunk
+  std::map<std::string, int64_t> drafts_by_provider;  // verified trees per provider (hybrid drafting)
   nlohmann::json plugin_stats = nlohmann::json::object();  // the plugins' own figures at the end of the run
   double decode_only_forward_seconds = 0.0;
-  int64_t prefill_tokens = 0;  // prompt tokens the model computed (cache hits are not)
+  int64_t prefill_tokens = 0;       // prompt tokens the model computed (cache hits are not)
   PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)
   SpeculationStats speculation;
   VerificationMetrics verification;  // full vs partial KV views (SpecPV) and their verify forwards
   std::map<int32_t, int64_t> acceptance_histogram;
+  // Adaptive speculation: draft budget chosen -> how often (0: a request kept from drafting).
+  std::map<int32_t, int64_t> draft_budgets;
+  int64_t retired_requests = 0;  // requests adaptive speculation stopped drafting for
+  double mean_draft_budget() const {
+    int64_t n = 0, sum = 0;
+    for (const auto& [b, count] : draft_budgets) {
+      n += count;
+      sum += b * count;
+    }
+    return n > 0 ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+  }
   // Against the first config's "off" outputs, prompt by prompt (-1: this is that run): a lossless
   // change (speculation, prefix cache) gives identical outputs.
   int64_t outputs_equal_to_first = -1;

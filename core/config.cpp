@@ -36,7 +36,10 @@ class SectionReader {
     const toml::node* node = table_.get(key);
     if (!node) return;
     if constexpr (std::is_same_v<T, double>) {
-      if (auto v = node->value<double>()) { out = *v; return; }  // integers convert too
+      if (auto v = node->value<double>()) {
+        out = *v;
+        return;
+      }  // integers convert too
     } else if constexpr (std::is_same_v<T, uint64_t>) {
       // Only an integer node: toml++ would convert a float (seed = 1.1e33) to int64, which is
       // undefined behaviour when it does not fit (found by fuzz_engine_config).
@@ -45,9 +48,15 @@ class SectionReader {
         return;
       }
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if (node->is_integer()) { out = static_cast<T>(*node->value<int64_t>()); return; }
+      if (node->is_integer()) {
+        out = static_cast<T>(*node->value<int64_t>());
+        return;
+      }
     } else {
-      if (auto v = node->value_exact<T>()) { out = *v; return; }
+      if (auto v = node->value_exact<T>()) {
+        out = *v;
+        return;
+      }
     }
     fail("{}: key '{}{}' has the wrong type (expected {}, got {})", source_, prefix(), key, type_name<T>(),
          describe(*node));
@@ -57,18 +66,25 @@ class SectionReader {
   std::string prefix() const { return section_.empty() ? "" : section_ + "."; }
   template <typename T>
   static const char* type_name() {
-    if constexpr (std::is_same_v<T, bool>) return "a boolean";
-    else if constexpr (std::is_same_v<T, std::string>) return "a string";
-    else if constexpr (std::is_same_v<T, double>) return "a number";
-    else if constexpr (std::is_same_v<T, uint64_t>) return "a non-negative integer";
-    else return "an integer";
+    if constexpr (std::is_same_v<T, bool>)
+      return "a boolean";
+    else if constexpr (std::is_same_v<T, std::string>)
+      return "a string";
+    else if constexpr (std::is_same_v<T, double>)
+      return "a number";
+    else if constexpr (std::is_same_v<T, uint64_t>)
+      return "a non-negative integer";
+    else
+      return "an integer";
   }
   static std::string describe(const toml::node& node) {
     std::ostringstream s;
     s << node.type() << " ";
     node.visit([&](const auto& v) {
-      if constexpr (toml::is_value<decltype(v)>) s << v;
-      else s << "...";
+      if constexpr (toml::is_value<decltype(v)>)
+        s << v;
+      else
+        s << "...";
     });
     return s.str();
   }
@@ -176,6 +192,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("max_depth", c.speculative.max_depth);
     r.read("fallback_provider", c.speculative.fallback_provider);
     r.read("fallback_below", c.speculative.fallback_below);
+    r.read("adaptive", c.speculative.adaptive);
     r.reject_unknown_keys();
   }
   read_plugins(root, c, source, base_dir);
@@ -219,8 +236,8 @@ EngineConfig parse_config(const std::string& toml_text, const std::string& sourc
   try {
     root = toml::parse(toml_text, source_name);
   } catch (const toml::parse_error& e) {
-    fail("{}: TOML syntax error at line {}, column {}: {}", source_name, e.source().begin.line,
-         e.source().begin.column, e.description());
+    fail("{}: TOML syntax error at line {}, column {}: {}", source_name, e.source().begin.line, e.source().begin.column,
+         e.description());
   }
   EngineConfig config;
   config.source = source_name;

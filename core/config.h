@@ -17,12 +17,12 @@ namespace drift {
 namespace limits {
 inline constexpr int64_t kMaxBatchSize = 65536;
 inline constexpr int64_t kMaxNumTokens = 1 << 20;
-inline constexpr int64_t kMaxSeqLen = 2147483647;   // positions are int32
+inline constexpr int64_t kMaxSeqLen = 2147483647;  // positions are int32
 inline constexpr int64_t kMaxThreads = 1024;
 inline constexpr int64_t kMaxBlockSize = 1024;
 inline constexpr int64_t kMaxKvSlots = 2147483647;  // num_pages x block_size: slots are int32
 inline constexpr double kMaxMemoryMb = 16777216.0;  // 16 TiB
-inline constexpr int64_t kMaxDraftTokens = 1024;     // per sequence and step
+inline constexpr int64_t kMaxDraftTokens = 1024;    // per sequence and step
 }  // namespace limits
 
 struct ModelSection {
@@ -30,31 +30,31 @@ struct ModelSection {
 };
 
 struct EngineSection {
-  std::string backend = "cpu";       // cpu | cuda
+  std::string backend = "cpu";  // cpu | cuda
   // Storage of weights, activations and KV: auto (cpu: float32; cuda: the checkpoint's float16 or
   // bfloat16, bfloat16 for float32 checkpoints) | float32 (cpu) | bfloat16 | float16 (cuda)
   std::string dtype = "auto";
-  int64_t max_batch_size = 32;       // running sequences at once
-  int64_t max_num_tokens = 512;      // per-step token budget (decode + prefill chunks)
-  int64_t max_seq_len = 0;           // 0: the model's max_position_embeddings
-  int64_t num_threads = 0;           // CPU backend worker threads; 0: hardware concurrency
-  bool check_kv_integrity = false;   // verify the KV cache's invariants after every step (tests, debugging)
+  int64_t max_batch_size = 32;      // running sequences at once
+  int64_t max_num_tokens = 512;     // per-step token budget (decode + prefill chunks)
+  int64_t max_seq_len = 0;          // 0: the model's max_position_embeddings
+  int64_t num_threads = 0;          // CPU backend worker threads; 0: hardware concurrency
+  bool check_kv_integrity = false;  // verify the KV cache's invariants after every step (tests, debugging)
 };
 
 struct KVCacheSection {
-  int64_t block_size = 16;           // tokens per page
-  int64_t num_pages = 0;             // explicit page count; 0: derive from memory_mb
-  double memory_mb = 256.0;          // KV memory budget when num_pages = 0
-  double memory_fraction = 0.0;      // > 0 (device backends): that share of the device memory free
-                                     // once the weights are loaded, instead of memory_mb
-  std::string dtype = "auto";        // auto (backend's default) | float32 | float16 | bfloat16
+  int64_t block_size = 16;       // tokens per page
+  int64_t num_pages = 0;         // explicit page count; 0: derive from memory_mb
+  double memory_mb = 256.0;      // KV memory budget when num_pages = 0
+  double memory_fraction = 0.0;  // > 0 (device backends): that share of the device memory free
+                                 // once the weights are loaded, instead of memory_mb
+  std::string dtype = "auto";    // auto (backend's default) | float32 | float16 | bfloat16
 };
 
 struct SchedulerSection {
   std::string policy = "guaranteed_no_evict";  // guaranteed_no_evict | max_utilization
 };
 
-struct GenerationSection {           // defaults for requests that do not say otherwise
+struct GenerationSection {  // defaults for requests that do not say otherwise
   int64_t max_new_tokens = 128;
   double temperature = 0.0;
   int64_t top_k = 0;
@@ -65,26 +65,30 @@ struct GenerationSection {           // defaults for requests that do not say ot
 
 struct SpeculativeSection {
   bool enabled = false;
-  std::string draft_provider;        // plugin name
-  std::string verification = "full"; // built-in "full" or a plugin name
-  int64_t max_draft_tokens = 0;      // draft tree nodes per sequence and step (the tree's max nodes)
-  int64_t max_depth = 0;             // deepest draft node verified; 0 = no limit beyond max_draft_tokens
+  std::string draft_provider;         // plugin name
+  std::string verification = "full";  // built-in "full" or a plugin name
+  int64_t max_draft_tokens = 0;       // draft tree nodes per sequence and step (the tree's max nodes)
+  int64_t max_depth = 0;              // deepest draft node verified; 0 = no limit beyond max_draft_tokens
   // Hybrid drafting: when draft_provider's tree scores below fallback_below (the sum of its
   // nodes' path probabilities: the tokens it expects accepted), fallback_provider drafts instead.
   std::string fallback_provider;  // "" = none
   double fallback_below = 1.0;
+  // Adaptive speculation: each step, each request's draft budget (0 .. max_draft_tokens) is chosen
+  // from the measured step times and its acceptance so far (core/speculation/adaptive_speculation.h);
+  // false drafts max_draft_tokens every step.
+  bool adaptive = true;
 };
 
 struct PluginEntry {
   std::string name;
-  std::string path;                  // explicit .so path, or "" to search by name
-  std::string settings_toml;         // the plugin's own [plugins.<name>] table, as TOML text
-  bool optional = false;             // true: a load failure falls back instead of stopping the engine
-  std::string base_dir;              // the config file's folder: relative path settings resolve here
+  std::string path;           // explicit .so path, or "" to search by name
+  std::string settings_toml;  // the plugin's own [plugins.<name>] table, as TOML text
+  bool optional = false;      // true: a load failure falls back instead of stopping the engine
+  std::string base_dir;       // the config file's folder: relative path settings resolve here
 };
 
 struct EngineConfig {
-  std::string source;                // file the config came from ("" for defaults)
+  std::string source;  // file the config came from ("" for defaults)
   ModelSection model;
   EngineSection engine;
   KVCacheSection kv_cache;
@@ -95,8 +99,7 @@ struct EngineConfig {
 };
 
 EngineConfig load_config(const std::string& path);
-EngineConfig parse_config(const std::string& toml_text, const std::string& source_name,
-                          const std::string& base_dir);
+EngineConfig parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir);
 // Checks cross-field rules (positive sizes, known backend/policy names, sampling values in
 // range). Throws DriftError naming the file, the key and the value.
 void validate_config(const EngineConfig& config);

@@ -6,20 +6,25 @@
 
 #include <fmt/format.h>
 
+#include "core/batch_builder.h"
 #include "core/error.h"
 #include "core/plugin/engine_plugins.h"
-#include "core/batch_builder.h"
 #include "core/sampler.h"
 
 namespace drift {
 
 const char* finish_reason_name(FinishReason reason) {
   switch (reason) {
-    case FinishReason::None: return "none";
-    case FinishReason::Length: return "length";
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Abort: return "abort";
-    case FinishReason::Error: return "error";
+    case FinishReason::None:
+      return "none";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Abort:
+      return "abort";
+    case FinishReason::Error:
+      return "error";
   }
   return "?";
 }
@@ -29,13 +34,15 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelExecutor> executor)
   DRIFT_CHECK(options_.num_pages > 0, "engine needs at least one KV page, got {}", options_.num_pages);
   kv_ = std::make_unique<KVCacheManager>(options_.num_pages, options_.block_size);
   kv_->set_page_copier([this](PageId src, PageId dst) { executor_->copy_page(src, dst); });
-  kv_->set_slot_mover([this](std::span<const int64_t> src, std::span<const int64_t> dst) { executor_->move_slots(src, dst); });
+  kv_->set_slot_mover(
+      [this](std::span<const int64_t> src, std::span<const int64_t> dst) { executor_->move_slots(src, dst); });
   scheduler_ = std::make_unique<Scheduler>(
       options_.limits, make_capacity_policy(options_.capacity_policy, options_.limits.max_seq_len), *kv_);
   speculator_ = std::make_unique<Speculator>(
       options_.speculation, options_.limits.max_seq_len, *kv_,
       SpeculatorMetrics{metrics_.speculation, metrics_.acceptance_histogram, metrics_.drafts_by_provider,
-                        metrics_.verification, metrics_.draft_timing});
+                        metrics_.verification, metrics_.draft_timing, metrics_.draft_budgets,
+                        metrics_.retired_requests});
   seed_counter_ = std::random_device{}();
 }
 
@@ -190,7 +197,8 @@ void Engine::process_results(const SchedulerOutput& scheduled, const TargetOutpu
     seq.stats.steps++;
     const auto drafted = static_cast<int64_t>(chunk.draft.size());
     (chunk.count - drafted == 1 && chunk.start >= static_cast<int64_t>(seq.prompt.size()) ? metrics_.decode_tokens
-                                                                                        : metrics_.prefill_tokens) += chunk.count;
+                                                                                          : metrics_.prefill_tokens) +=
+        chunk.count;
     if (!chunk.wants_logits) {  // a prefill chunk: its pages are offered once the whole prompt is in
       seq.num_computed += chunk.count;
       continue;
@@ -239,7 +247,8 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
     fail("{} tokens exceed max_seq_len {}", ids.size(), options_.limits.max_seq_len);
   const int64_t len = probe.total_len();
   if (kv_->pages_for_tokens(len) > kv_->num_free_pages())
-    fail("scoring {} tokens needs {} KV pages, only {} are free", len, kv_->pages_for_tokens(len), kv_->num_free_pages());
+    fail("scoring {} tokens needs {} KV pages, only {} are free", len, kv_->pages_for_tokens(len),
+         kv_->num_free_pages());
   Tensor logits = Tensor::zeros({len, vocab});
   probe.kv = kv_->create_sequence();
   for (int64_t start = 0; start < len; start += options_.limits.max_num_tokens) {
@@ -307,7 +316,8 @@ void Engine::run_step(const SchedulerOutput& scheduled) {
   if (plugins_) plugins_->after_forward(scheduled);
   metrics_.steps++;
   const double drafting_before = metrics_.draft_timing.seconds();
-  process_results(scheduled, output);                              // accept and commit, chunk by chunk
+  process_results(scheduled, output);  // accept and commit, chunk by chunk
+  speculator_->record_step_time(scheduled.num_tokens(), std::chrono::duration<double>(Clock::now() - start).count());
   speculator_->draft_next(metrics_.steps, scheduler_->running());  // verified next step as lookahead
   if (decode_only) {
     metrics_.decode_only_steps++;

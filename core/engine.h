@@ -36,12 +36,12 @@ struct HostCallbacks;
 
 struct RequestOutput {
   int64_t id = 0;
-  std::vector<int32_t> new_tokens;   // committed this step (several when a draft was accepted)
-  std::string text;                  // text emitted this step (engines with a tokenizer; never
-                                     // any part of a stop string)
+  std::vector<int32_t> new_tokens;  // committed this step (several when a draft was accepted)
+  std::string text;                 // text emitted this step (engines with a tokenizer; never
+                                    // any part of a stop string)
   bool finished = false;
   FinishReason finish_reason = FinishReason::None;
-  std::string error;                 // set when finish_reason is Error
+  std::string error;                    // set when finish_reason is Error
   std::vector<TokenLogprobs> logprobs;  // one per new token when the request asked (SamplingParams::logprobs)
 };
 
@@ -51,7 +51,7 @@ struct EngineOptions {
   int64_t num_pages = 0;
   int64_t block_size = 16;
   std::vector<int32_t> eos_ids;
-  bool check_kv_integrity = false;   // verify KV invariants after every step ([engine] check_kv_integrity)
+  bool check_kv_integrity = false;  // verify KV invariants after every step ([engine] check_kv_integrity)
   SpeculationOptions speculation;
 };
 
@@ -67,6 +67,8 @@ struct EngineMetrics {
   double decode_only_forward_seconds = 0.0;
   SpeculationStats speculation;                       // summed over requests (no per-step list)
   std::map<int32_t, int64_t> acceptance_histogram;    // tokens committed per decode step -> steps
+  std::map<int32_t, int64_t> draft_budgets;           // adaptive speculation: budget chosen -> times
+  int64_t retired_requests = 0;                       // requests adaptive speculation stopped drafting for
   PrefixCacheMetrics prefix_cache;                    // zeros without a cache-manager plugin
   DraftTiming draft_timing;                           // zeros without a draft-provider plugin
   std::map<std::string, int64_t> drafts_by_provider;  // verified trees per provider

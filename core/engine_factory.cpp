@@ -92,9 +92,10 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
          config.engine.max_seq_len, model.max_position_embeddings, dir);
   // Within its sliding window a Mistral model attends to everything, which is what the kernels do.
   if (model.sliding_window > 0 && config.engine.max_seq_len > model.sliding_window)
-    fail("{}: engine.max_seq_len = {} exceeds the model's sliding_window = {} ({}/config.json); sliding-window "
-         "attention is not implemented, so sequences must stay within the window",
-         source, config.engine.max_seq_len, model.sliding_window, dir);
+    fail(
+        "{}: engine.max_seq_len = {} exceeds the model's sliding_window = {} ({}/config.json); sliding-window "
+        "attention is not implemented, so sequences must stay within the window",
+        source, config.engine.max_seq_len, model.sliding_window, dir);
   if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto backend = create_backend(config);
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
@@ -106,20 +107,24 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.block_size = config.kv_cache.block_size;
   const bool from_free_memory = config.kv_cache.num_pages == 0 && config.kv_cache.memory_fraction > 0;
   if (from_free_memory && backend->device() == Device::CPU)
-    fail("{}: kv_cache.memory_fraction needs a device backend; backend {} sizes its KV cache with memory_mb or "
-         "num_pages",
-         source, backend->name());
+    fail(
+        "{}: kv_cache.memory_fraction needs a device backend; backend {} sizes its KV cache with memory_mb or "
+        "num_pages",
+        source, backend->name());
   if (!from_free_memory) options.num_pages = derive_num_pages(config, layout);
-  if (backend->device() == Device::CPU) check_kv_fits_host_memory(config, options.num_pages, layout);  // before loading weights
+  if (backend->device() == Device::CPU)
+    check_kv_fits_host_memory(config, options.num_pages, layout);  // before loading weights
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
   options.check_kv_integrity = config.engine.check_kv_integrity;
   options.speculation.max_draft_tokens = config.speculative.max_draft_tokens;
   options.speculation.max_depth = config.speculative.max_depth;
+  options.speculation.adaptive = config.speculative.adaptive;
   options.speculation.fallback_provider = config.speculative.fallback_provider;
   options.speculation.fallback_below = config.speculative.fallback_below;
-  options.limits.max_seq_len = config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
+  options.limits.max_seq_len =
+      config.engine.max_seq_len > 0 ? config.engine.max_seq_len : model.max_position_embeddings;
   if (model.sliding_window > 0 && options.limits.max_seq_len > model.sliding_window) {
     spdlog::info("max_seq_len {} (the model's sliding_window; sliding-window attention is not implemented)",
                  model.sliding_window);

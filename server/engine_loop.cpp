@@ -192,6 +192,7 @@ void EngineLoop::publish_snapshot() {
   s.prefill_tokens = m.prefill_tokens;
   s.preemptions = m.preemptions;
   s.speculation = m.speculation;
+  s.draft_budgets = m.draft_budgets;
   s.prefix_cache = m.prefix_cache;
   metrics_.set_engine(s);
 }

@@ -145,6 +145,10 @@ std::string ServerMetrics::render() const {
   counter("drift_spec_decode_tokens_total", "Tokens committed by decode steps.", static_cast<double>(s.decode_tokens));
   gauge("drift_spec_acceptance_length", "Tokens committed per decode step (decode tokens / decode steps).",
         s.acceptance_length());
+  family(out, "drift_spec_draft_budget_total", "counter",
+         "Adaptive speculation: draft budgets chosen, by budget (0: a request kept from drafting that step).");
+  for (const auto& [budget, times] : e.draft_budgets)
+    sample(out, "drift_spec_draft_budget_total", static_cast<double>(times), fmt::format("budget=\"{}\"", budget));
   const PrefixCacheMetrics& c = e.prefix_cache;
   counter("drift_prefix_cache_queries_total", "Prefix-cache lookups.", static_cast<double>(c.queries));
   counter("drift_prefix_cache_hits_total", "Prefix-cache lookups that found pages.", static_cast<double>(c.hits));

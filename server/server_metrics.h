@@ -39,6 +39,7 @@ struct EngineSnapshot {
   int64_t prefill_tokens = 0;
   int64_t preemptions = 0;
   SpeculationStats speculation;
+  std::map<int32_t, int64_t> draft_budgets;  // adaptive speculation: budget chosen -> times
   PrefixCacheMetrics prefix_cache;
 };
 

@@ -41,14 +41,20 @@ const drift_plugin_t* open_descriptor(const PluginEntry& entry, LoadedPlugin& p)
   p.library = std::make_unique<PluginLibrary>(p.info.path);
   drift_plugin_get_fn get = p.library->entry_point();
   const drift_plugin_t* raw = nullptr;
-  if (auto why = guarded_call([&] { raw = get(p.context->api(), DRIFT_ABI_VERSION); return DRIFT_OK; }))
+  if (auto why = guarded_call([&] {
+        raw = get(p.context->api(), DRIFT_ABI_VERSION);
+        return DRIFT_OK;
+      }))
     fail("{}: {}() {}", p.info.path, DRIFT_PLUGIN_ENTRY_POINT, *why);
   return raw;
 }
 
 void destroy_instance(LoadedPlugin& p) {
   if (!p.instance) return;
-  if (auto why = guarded_call([&] { p.desc.destroy(p.instance); return DRIFT_OK; }))
+  if (auto why = guarded_call([&] {
+        p.desc.destroy(p.instance);
+        return DRIFT_OK;
+      }))
     spdlog::error("plugin '{}': destroy {}", p.info.name, *why);
   p.instance = nullptr;
 }
@@ -64,8 +70,7 @@ void declare_needs(LoadedPlugin& p, int64_t num_layers) {
   if (auto why = guarded_call([&] { return p.desc.on_declare_needs(p.instance, &needs); }))
     fail("on_declare_needs {}", *why);
   if (needs.num_capture_layers < 0 || needs.num_capture_layers > needs.max_capture_layers)
-    fail("on_declare_needs asked for {} capture layers; the model has {}", needs.num_capture_layers,
-         num_layers);
+    fail("on_declare_needs asked for {} capture layers; the model has {}", needs.num_capture_layers, num_layers);
   layers.resize(static_cast<size_t>(needs.num_capture_layers));
   for (int32_t layer : layers)
     if (layer < 0 || layer >= num_layers)
@@ -141,8 +146,8 @@ void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
     fill_info(p, entry);
     create_instance(p, entry.settings_toml, state_->model_info.num_layers);
     p.info.enabled = true;
-    spdlog::info("plugin '{}' {} (ABI {}.{}, {}) loaded from {}", p.info.name, p.info.version,
-                  p.info.abi_major, p.info.abi_minor, kinds_string(p.info.kinds), p.info.path);
+    spdlog::info("plugin '{}' {} (ABI {}.{}, {}) loaded from {}", p.info.name, p.info.version, p.info.abi_major,
+                 p.info.abi_minor, kinds_string(p.info.kinds), p.info.path);
   } catch (const DriftError& e) {
     p.info.error = e.what();
     spdlog::warn("[fallback] plugin '{}' disabled for the engine: {}", p.info.name, p.info.error);
@@ -153,17 +158,16 @@ void PluginHost::select(const std::string& draft_provider, const std::string& ve
                         const std::string& fallback_provider) {
   auto pick = [&](const std::string& name, drift_kinds_t kind, const char* role) -> LoadedPlugin* {
     LoadedPlugin* p = find(name);
-    std::string why = !p ? "is not configured"
+    std::string why = !p                                           ? "is not configured"
                       : (p->desc.kinds & kind) || !p->info.enabled ? ""
-                                                                    : "is not a " + std::string(role);
+                                                                   : "is not a " + std::string(role);
     if (why.empty()) return p;  // a plugin that failed at load already logged its [fallback]
     // A role given to a plugin that is missing or of the wrong kind is a broken setup, not a
     // run-time failure: running without the strategy would silently measure something else.
     fail("speculative: {} = \"{}\" {}", role, name, why);
   };
-  draft_provider_ = draft_provider.empty()
-                        ? nullptr
-                        : pick(draft_provider, DRIFT_KIND_DRAFT_PROVIDER, "draft_provider");
+  draft_provider_ =
+      draft_provider.empty() ? nullptr : pick(draft_provider, DRIFT_KIND_DRAFT_PROVIDER, "draft_provider");
   fallback_provider_ = fallback_provider.empty() || draft_provider.empty()
                            ? nullptr
                            : pick(fallback_provider, DRIFT_KIND_DRAFT_PROVIDER, "fallback_provider");
@@ -188,16 +192,17 @@ PluginHost::Extension PluginHost::extension(const std::string& plugin, const std
   LoadedPlugin* p = find(plugin);
   if (!p || !p->info.enabled || !p->desc.get_extension) return {};
   const void* table = nullptr;
-  if (auto why = guarded_call([&] { table = p->desc.get_extension(p->instance, key.c_str()); return DRIFT_OK; })) {
+  if (auto why = guarded_call([&] {
+        table = p->desc.get_extension(p->instance, key.c_str());
+        return DRIFT_OK;
+      })) {
     spdlog::error("plugin '{}': get_extension(\"{}\") {}", plugin, key, *why);
     return {};
   }
   return table ? Extension{table, p->instance} : Extension{};
 }
 
-bool PluginHost::has_draft_provider() const {
-  return draft_provider_ && draft_provider_->info.enabled;
-}
+bool PluginHost::has_draft_provider() const { return draft_provider_ && draft_provider_->info.enabled; }
 
 bool PluginHost::is_draft_provider(const std::string& name) const {
   const LoadedPlugin* p = name.empty() ? draft_provider_ : find(name);
@@ -207,6 +212,16 @@ bool PluginHost::is_draft_provider(const std::string& name) const {
 bool PluginHost::draft_provider_usable(const std::string& name, drift_seq_id_t seq) const {
   const LoadedPlugin* p = name.empty() ? draft_provider_ : find(name);
   return p && p->is(DRIFT_KIND_DRAFT_PROVIDER) && p->usable_for(seq);
+}
+
+void PluginHost::retire_draft_provider(const std::string& name, drift_seq_id_t seq) {
+  LoadedPlugin* p = name.empty() ? draft_provider_ : find(name);
+  if (!p || !p->is(DRIFT_KIND_DRAFT_PROVIDER) || !p->usable_for(seq)) return;
+  if (p->desc.on_request_finish)
+    call_for(*p, "on_request_finish", seq,
+             [&] { return p->desc.on_request_finish(p->instance, seq, DRIFT_FINISH_ABORT); });
+  p->disabled_requests.insert(seq);
+  spdlog::debug("request {} decodes on without draft provider '{}' (adaptive speculation)", seq, p->info.name);
 }
 
 std::vector<int32_t> PluginHost::capture_layers() const {
@@ -227,13 +242,11 @@ LoadedPlugin* PluginHost::find(const std::string& name) const {
 void PluginHost::fallback(LoadedPlugin& p, const char* hook, std::span<const drift_seq_id_t> seqs,
                           const std::string& reason) {
   p.disabled_requests.insert(seqs.begin(), seqs.end());
-  spdlog::warn("[fallback] plugin '{}' hook {} {}; request{} {} continue{} without it",
-               p.info.name, hook, reason, seqs.size() == 1 ? "" : "s", fmt::join(seqs, ", "),
-               seqs.size() == 1 ? "s" : "");
+  spdlog::warn("[fallback] plugin '{}' hook {} {}; request{} {} continue{} without it", p.info.name, hook, reason,
+               seqs.size() == 1 ? "" : "s", fmt::join(seqs, ", "), seqs.size() == 1 ? "s" : "");
 }
 
-std::vector<drift_page_id_t> PluginHost::disable(LoadedPlugin& p, const char* hook,
-                                                 const std::string& reason) {
+std::vector<drift_page_id_t> PluginHost::disable(LoadedPlugin& p, const char* hook, const std::string& reason) {
   p.info.enabled = false;
   p.info.error = fmt::format("hook {} {}", hook, reason);
   spdlog::warn("[fallback] plugin '{}' disabled for the engine: {}", p.info.name, p.info.error);
@@ -284,8 +297,7 @@ void PluginHost::request_start(const RequestInfo& request) {
   for (auto& p : plugins_)
     if (p->usable_for(request.seq) && p->desc.on_request_start) {
       info.provides_drafts = provides_drafts(*p, request);
-      call_for(*p, "on_request_start", request.seq,
-               [&] { return p->desc.on_request_start(p->instance, &info); });
+      call_for(*p, "on_request_start", request.seq, [&] { return p->desc.on_request_start(p->instance, &info); });
     }
 }
 
@@ -293,9 +305,8 @@ void PluginHost::request_finish(drift_seq_id_t seq, HookFinishReason reason) {
   chain_tails_.erase(seq);
   for (auto& p : plugins_) {
     if (p->usable_for(seq) && p->desc.on_request_finish)
-      call_for(*p, "on_request_finish", seq, [&] {
-        return p->desc.on_request_finish(p->instance, seq, static_cast<int32_t>(reason));
-      });
+      call_for(*p, "on_request_finish", seq,
+               [&] { return p->desc.on_request_finish(p->instance, seq, static_cast<int32_t>(reason)); });
     // A preempted request comes back: it stays without the plugins that failed it.
     if (reason != HookFinishReason::Preempted) p->disabled_requests.erase(seq);
   }
@@ -309,8 +320,7 @@ void PluginHost::forget(drift_seq_id_t seq) {
 void PluginHost::accept(drift_seq_id_t seq, std::span<const drift_token_t> tokens) {
   for (auto& p : plugins_)
     if (p->usable_for(seq) && p->desc.on_accept)
-      call_for(*p, "on_accept", seq,
-               [&] { return p->desc.on_accept(p->instance, seq, tokens.data(), tokens.size()); });
+      call_for(*p, "on_accept", seq, [&] { return p->desc.on_accept(p->instance, seq, tokens.data(), tokens.size()); });
 }
 
 void PluginHost::rewind(drift_seq_id_t seq, int64_t n) {

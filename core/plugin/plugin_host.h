@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/config.h"
-#include "core/plugin/page_chain.h"
 #include "core/plugin/host_services.h"
+#include "core/plugin/page_chain.h"
 #include "core/plugin/plugin_types.h"
 
 namespace drift {
@@ -63,10 +63,10 @@ class PluginHost {
     void* instance = nullptr;
   };
   Extension extension(const std::string& plugin, const std::string& key) const;
-  bool has_draft_provider() const;            // selected and enabled
+  bool has_draft_provider() const;                 // selected and enabled
   const std::string& draft_provider_name() const;  // [speculative]'s provider ("" = none)
-  bool has_cache_manager() const;             // at least one enabled
-  std::vector<int32_t> capture_layers() const;  // sorted union of the declared needs
+  bool has_cache_manager() const;                  // at least one enabled
+  std::vector<int32_t> capture_layers() const;     // sorted union of the declared needs
 
   // ---- Common hooks: every enabled plugin, in config order -----------------------------
   // After admission, once the prefix pages (if any) are adopted.
@@ -92,6 +92,9 @@ class PluginHost {
   // Whether `name` ("" = [speculative]'s) is a configured draft provider, enabled and still
   // usable for `seq` (no fallback disabled it for that request).
   bool draft_provider_usable(const std::string& name, drift_seq_id_t seq) const;
+  // The request goes on without the draft provider `name` ("" = [speculative]'s): it is told the
+  // request finished (DRIFT_FINISH_ABORT, so it drops its state) and gets no further hook for it.
+  void retire_draft_provider(const std::string& name, drift_seq_id_t seq);
   bool is_draft_provider(const std::string& name) const;
   // One view per request, same order; full unless the policy chose (valid) page lists.
   std::vector<KvView> choose_kv_view(const StepInfo& step, std::span<const KvViewRequest> requests);
@@ -123,8 +126,7 @@ class PluginHost {
   bool provides_drafts(const LoadedPlugin& p, const RequestInfo& request) const;
   void fallback(LoadedPlugin& plugin, const char* hook, std::span<const drift_seq_id_t> seqs,
                 const std::string& reason);
-  std::vector<drift_page_id_t> disable(LoadedPlugin& plugin, const char* hook,
-                                       const std::string& reason);
+  std::vector<drift_page_id_t> disable(LoadedPlugin& plugin, const char* hook, const std::string& reason);
   // Guarded call of one hook for one request; false (and a [fallback] line) when it failed.
   void propose_with(LoadedPlugin& plugin, const StepInfo& step, std::span<const DraftRequest> requests,
                     const std::vector<size_t>& indices, std::vector<DraftTree>& trees);
@@ -142,7 +144,7 @@ class PluginHost {
   LoadedPlugin* draft_provider_ = nullptr;
   LoadedPlugin* fallback_provider_ = nullptr;
   LoadedPlugin* verification_ = nullptr;
-  const char* read_only_hook_ = nullptr;  // set while a hook that must not release pages runs
+  const char* read_only_hook_ = nullptr;                // set while a hook that must not release pages runs
   std::map<drift_seq_id_t, PageChainKey> chain_tails_;  // per request: the key of its last offered page
 };
 

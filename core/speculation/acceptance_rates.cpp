@@ -5,7 +5,15 @@
 namespace drift::speculation {
 
 AcceptanceRates::AcceptanceRates(int32_t max_depth, AcceptancePrior prior)
-    : prior_(prior), success_(std::max(max_depth, 0), 0.0), trials_(std::max(max_depth, 0), 0.0) {}
+    : prior_(prior),
+      prior_rate_(std::max(max_depth, 0), prior.rate),
+      success_(std::max(max_depth, 0), 0.0),
+      trials_(std::max(max_depth, 0), 0.0) {}
+
+AcceptanceRates::AcceptanceRates(const AcceptanceRates& population, AcceptancePrior prior)
+    : AcceptanceRates(population.max_depth(), prior) {
+  for (int32_t k = 1; k <= max_depth(); ++k) prior_rate_[k - 1] = population.rate(k);
+}
 
 void AcceptanceRates::observe(int32_t drafted_depth, int32_t accepted) {
   drafted_depth = std::clamp(drafted_depth, 0, max_depth());
@@ -23,7 +31,7 @@ void AcceptanceRates::observe(int32_t drafted_depth, int32_t accepted) {
 double AcceptanceRates::rate(int32_t depth) const {
   if (depth < 1 || depth > max_depth()) return 0.0;
   const int32_t k = depth - 1;
-  return (success_[k] + prior_.rate * prior_.weight) / (trials_[k] + prior_.weight);
+  return (success_[k] + prior_rate_[k] * prior_.weight) / (trials_[k] + prior_.weight);
 }
 
 double AcceptanceRates::gain(int32_t depth) const {

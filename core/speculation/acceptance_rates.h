@@ -16,14 +16,17 @@
 namespace drift::speculation {
 
 struct AcceptancePrior {
-  double rate = 0.6;     // prior mean of every a_k
-  double weight = 2.0;   // in observations
-  double decay = 0.95;   // weight of the past per observation of a depth (~20 steps)
+  double rate = 0.6;    // prior mean of every a_k
+  double weight = 2.0;  // in observations
+  double decay = 0.95;  // weight of the past per observation of a depth (~20 steps)
 };
 
 class AcceptanceRates {
  public:
   AcceptanceRates(int32_t max_depth, AcceptancePrior prior = {});
+  // A request's rates starting from what the engine saw of the others: prior means per depth from
+  // `population` (weight prior.weight), so a new request does not pay for an optimistic start.
+  AcceptanceRates(const AcceptanceRates& population, AcceptancePrior prior);
 
   // A verification of a draft `drafted_depth` deep that accepted `accepted` of its tokens.
   void observe(int32_t drafted_depth, int32_t accepted);
@@ -36,6 +39,7 @@ class AcceptanceRates {
 
  private:
   AcceptancePrior prior_;
+  std::vector<double> prior_rate_;        // per depth (index depth - 1)
   std::vector<double> success_, trials_;  // decayed counts per depth (index depth - 1)
   int64_t observations_ = 0;
 };

@@ -6,14 +6,23 @@
 namespace drift::speculation {
 
 AdaptiveSpeculation::AdaptiveSpeculation(int32_t max_depth, DraftBudgetOptions options)
-    : max_depth_(std::max(max_depth, 0)), policy_(options) {}
+    : max_depth_(std::max(max_depth, 0)),
+      options_(options),
+      policy_(options),
+      population_(max_depth_, AcceptancePrior{0.6, 2.0, 0.995}) {}
 
 AdaptiveSpeculation::RequestState& AdaptiveSpeculation::state(uint64_t seq) {
-  return requests_.try_emplace(seq, max_depth_).first->second;
+  return requests_.try_emplace(seq, population_).first->second;
+}
+
+bool AdaptiveSpeculation::retired(uint64_t seq) const {
+  const auto it = requests_.find(seq);
+  return it != requests_.end() && it->second.kept_at_zero >= options_.retire_after;
 }
 
 void AdaptiveSpeculation::observe_verification(uint64_t seq, int32_t drafted_depth, int32_t accepted) {
   state(seq).rates.observe(drafted_depth, accepted);
+  population_.observe(drafted_depth, accepted);
 }
 
 std::vector<int32_t> AdaptiveSpeculation::budgets(std::span<const uint64_t> seqs, std::span<const int32_t> caps,
@@ -26,13 +35,15 @@ std::vector<int32_t> AdaptiveSpeculation::budgets(std::span<const uint64_t> seqs
     RequestState& s = state(seqs[i]);
     asks.push_back({&s.rates, std::clamp(caps[i], 0, max_depth_), s.steps_without_draft});
   }
-  std::vector<int32_t> chosen = policy_.choose(base_rows, base_tokens, asks, step_time_, draft_cost_).budgets;
+  const BudgetChoice choice = policy_.choose(base_rows, base_tokens, asks, step_time_, draft_cost_);
   for (size_t i = 0; i < seqs.size(); ++i) {
     RequestState& s = state(seqs[i]);
-    s.steps_without_draft = chosen[i] > 0 ? 0 : s.steps_without_draft + 1;
-    chosen_[chosen[i]]++;
+    const int32_t b = choice.budgets[i];
+    s.steps_without_draft = b > 0 ? 0 : s.steps_without_draft + 1;
+    s.kept_at_zero = b > 0 && !choice.probes[i] ? 0 : s.kept_at_zero + 1;
+    chosen_[b]++;
   }
-  return chosen;
+  return choice.budgets;
 }
 
 }  // namespace drift::speculation

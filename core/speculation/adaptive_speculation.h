@@ -34,22 +34,30 @@ class AdaptiveSpeculation {
   std::vector<int32_t> budgets(std::span<const uint64_t> seqs, std::span<const int32_t> caps, int64_t base_rows,
                                int64_t base_tokens);
 
+  // Whether the policy has kept `seq` at 0 for retire_after steps in a row (probes aside): the
+  // caller may stop its provider from following it (PluginHost::retire_draft_provider).
+  bool retired(uint64_t seq) const;
+
   // How often each budget was chosen (0 = a request kept from drafting that step).
   const std::map<int32_t, int64_t>& chosen() const { return chosen_; }
 
  private:
   struct RequestState {
-    explicit RequestState(int32_t max_depth) : rates(max_depth) {}
+    explicit RequestState(const AcceptanceRates& population) : rates(population, AcceptancePrior{}) {}
     AcceptanceRates rates;
     int32_t steps_without_draft = 0;
+    int32_t kept_at_zero = 0;  // the policy's own zeros in a row (probes do not count)
   };
   RequestState& state(uint64_t seq);
 
   int32_t max_depth_;
+  DraftBudgetOptions options_;
   DraftBudgetPolicy policy_;
   StepTimeCurve step_time_;
   DraftCost draft_cost_;
   std::unordered_map<uint64_t, RequestState> requests_;
+  // Every request's verifications together (slow decay): where a new request's rates start.
+  AcceptanceRates population_;
   std::map<int32_t, int64_t> chosen_;
 };
 

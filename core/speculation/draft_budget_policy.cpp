@@ -26,9 +26,8 @@ std::vector<Gain> sorted_gains(const std::vector<BudgetRequest>& requests) {
       gains.push_back({g, d, r});
     }
   }
-  std::sort(gains.begin(), gains.end(), [](const Gain& a, const Gain& b) {
-    return a.gain != b.gain ? a.gain > b.gain : a.depth < b.depth;
-  });
+  std::sort(gains.begin(), gains.end(),
+            [](const Gain& a, const Gain& b) { return a.gain != b.gain ? a.gain > b.gain : a.depth < b.depth; });
   return gains;
 }
 
@@ -47,6 +46,7 @@ BudgetChoice DraftBudgetPolicy::choose(int64_t base_rows, int64_t base_tokens,
                                        const DraftCost& draft_cost) const {
   BudgetChoice choice;
   choice.budgets.assign(requests.size(), 0);
+  choice.probes.assign(requests.size(), false);
   if (!step_time.predict(1)) {  // nothing measured yet: the fixed setting
     for (size_t r = 0; r < requests.size(); ++r) choice.budgets[r] = std::max(requests[r].max_budget, 0);
     return choice;
@@ -94,8 +94,10 @@ BudgetChoice DraftBudgetPolicy::choose(int64_t base_rows, int64_t base_tokens,
   }
   for (size_t r = 0; r < requests.size(); ++r) {
     const BudgetRequest& q = requests[r];
-    if (choice.budgets[r] == 0 && q.max_budget > 0 && q.steps_without_draft >= options_.probe_interval)
+    if (choice.budgets[r] == 0 && q.max_budget > 0 && q.steps_without_draft >= options_.probe_interval) {
       choice.budgets[r] = std::min(options_.probe_budget, q.max_budget);
+      choice.probes[r] = true;
+    }
   }
   choice.predicted_rate = best;
   return choice;

@@ -27,17 +27,22 @@ namespace drift::speculation {
 struct DraftBudgetOptions {
   int32_t probe_interval = 32;  // steps without a draft before a probe
   int32_t probe_budget = 2;
+  // Steps in a row the policy keeps a request at 0 (probes aside) before AdaptiveSpeculation
+  // calls it retired: its provider's per-step cost (a draft model following the target) is then
+  // no longer worth paying for it.
+  int32_t retire_after = 24;
 };
 
 // What the policy needs of one request this step.
 struct BudgetRequest {
   const AcceptanceRates* rates = nullptr;
-  int32_t max_budget = 0;          // the configured budget (the fixed setting)
+  int32_t max_budget = 0;           // the configured budget (the fixed setting)
   int32_t steps_without_draft = 0;  // since its last draft (the caller counts)
 };
 
 struct BudgetChoice {
   std::vector<int32_t> budgets;  // per request, in order
+  std::vector<bool> probes;      // per request: its budget is a probe (the policy itself chose 0)
   double predicted_rate = 0.0;   // committed tokens per second the choice expects (0: no timing yet)
 };
 

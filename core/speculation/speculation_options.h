@@ -24,6 +24,9 @@ struct SpeculationOptions {
   // fallback provider's for that step.
   std::string fallback_provider;
   double fallback_below = 1.0;
+  // Adaptive speculation ([speculative] adaptive): budgets chosen per request and step from the
+  // measured costs and acceptance (AdaptiveSpeculation); false: max_draft_tokens every step.
+  bool adaptive = false;
   // accept_draft, the lossless rule. Tests put deliberately wrong rules here to prove that the
   // statistical test of losslessness catches them; nothing else should. With the default rule
   // the engine runs its equivalent, accept_picked, over picks made where the logits are.

@@ -32,7 +32,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 Speculator::Speculator(SpeculationOptions options, int64_t max_seq_len, const KVCacheManager& kv,
                        SpeculatorMetrics metrics)
-    : options_(std::move(options)), max_seq_len_(max_seq_len), kv_(kv), metrics_(metrics) {}
+    : options_(std::move(options)), max_seq_len_(max_seq_len), kv_(kv), metrics_(metrics) {
+  if (options_.adaptive && options_.max_draft_tokens > 0)
+    adaptive_.emplace(static_cast<int32_t>(options_.max_draft_tokens));
+}
 
 void Speculator::attach(EnginePlugins* plugins, const KvViewShape& shape) {
   plugins_ = plugins;
@@ -121,6 +124,11 @@ void Speculator::record_verification(std::span<const KvView> views, const Schedu
   (partial ? m.partial_verify_seconds : m.full_verify_seconds) += forward_seconds;
 }
 
+void Speculator::record_step_time(int64_t rows, double seconds) {
+  step_seconds_ += seconds;
+  if (adaptive_) adaptive_->observe_forward(rows, seconds);
+}
+
 // With an empty draft the walk takes the one token plain decoding samples.
 AcceptedPath Speculator::accept(const ScheduledChunk& chunk, std::span<const int32_t> picks, const float* logits,
                                 int64_t vocab) const {
@@ -133,6 +141,11 @@ void Speculator::record_commit(Sequence& seq, const DraftTree& draft, std::span<
                                int64_t committed, bool decoding) {
   const auto drafted = static_cast<int64_t>(draft.size());
   const auto kept = static_cast<int64_t>(accepted.size());
+  if (adaptive_ && drafted > 0) {
+    const std::vector<int32_t> depths = draft.depths();
+    adaptive_->observe_verification(seq.id, *std::max_element(depths.begin(), depths.end()),
+                                    static_cast<int32_t>(kept));
+  }
   for (SpeculationStats* s : {&seq.stats.speculation, &metrics_.totals}) {
     s->draft_tokens += drafted;
     s->accepted_tokens += kept;
@@ -162,11 +175,19 @@ void Speculator::draft_next(int64_t step, std::span<Sequence* const> running) {
     if (!seq->speculate || seq->total_len() - seq->num_computed != 1 || depth_limit(*seq) <= 0) continue;
     if (!still_drafts(*seq)) continue;
     seqs.push_back(seq);
-    // Each request's budget is decided here, in one place: today [speculative] max_draft_tokens.
-    requests.push_back({seq->id, static_cast<int32_t>(options_.max_draft_tokens), seq->draft_provider});
   }
-  if (requests.empty()) return;
+  if (seqs.empty()) return;
+  // Each request's budget is decided here, in one place (0: no draft this step).
+  const std::vector<int32_t> budget = budgets(seqs, running);
+  for (size_t i = 0; i < seqs.size(); ++i) requests.push_back({seqs[i]->id, budget[i], seqs[i]->draft_provider});
+  const auto start = std::chrono::steady_clock::now();
   std::vector<DraftTree> trees = propose(step, requests);
+  if (adaptive_) {
+    const int32_t deepest = *std::max_element(budget.begin(), budget.end());
+    int64_t total = 0;
+    for (int32_t b : budget) total += b;
+    adaptive_->observe_drafting(deepest, total, seconds_since(start));
+  }
   std::vector<int32_t> depth_limits(requests.size());
   std::vector<std::string> drafted_by(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -179,6 +200,35 @@ void Speculator::draft_next(int64_t step, std::span<Sequence* const> running) {
     seqs[i]->draft = std::move(trees[i]);
     if (!seqs[i]->draft.empty()) metrics_.drafts_by_provider[drafted_by[i]]++;
   }
+}
+
+// Fixed: max_draft_tokens each. Adaptive: AdaptiveSpeculation's choice, capped at what each
+// request can still commit; the next forward's base is one row (and one token) per decoding request.
+std::vector<int32_t> Speculator::budgets(std::span<Sequence* const> drafting, std::span<Sequence* const> running) {
+  const auto fixed = static_cast<int32_t>(options_.max_draft_tokens);
+  if (!adaptive_) return std::vector<int32_t>(drafting.size(), fixed);
+  std::vector<uint64_t> ids;
+  std::vector<int32_t> caps;
+  for (const Sequence* seq : drafting) {
+    ids.push_back(seq->id);
+    caps.push_back(static_cast<int32_t>(std::min<int64_t>(fixed, depth_limit(*seq))));
+  }
+  const auto decoding = static_cast<int64_t>(std::count_if(
+      running.begin(), running.end(), [](const Sequence* s) { return s->total_len() - s->num_computed == 1; }));
+  std::vector<int32_t> chosen = adaptive_->budgets(ids, caps, decoding, decoding);
+  for (int32_t b : chosen) metrics_.draft_budgets[b]++;
+  // A request the policy has long kept from drafting stops paying for its provider's per-step
+  // work (a draft model following every forward), where that work is a visible share of a step.
+  constexpr double kVisibleShare = 0.03;
+  const bool following_costs = metrics_.draft_timing.forward_hook_seconds > kVisibleShare * step_seconds_;
+  for (size_t i = 0; i < drafting.size(); ++i)
+    if (following_costs && adaptive_->retired(drafting[i]->id)) {
+      plugins_->host().retire_draft_provider(drafting[i]->draft_provider, drafting[i]->id);
+      drafting[i]->speculate = false;
+      chosen[i] = 0;
+      metrics_.retired_requests++;
+    }
+  return chosen;
 }
 
 // Deepest draft node worth verifying: one that, accepted, still leaves room for the bonus token

@@ -10,6 +10,7 @@
 // is full, and a step is exactly the plain engine's.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "core/scheduler.h"
 #include "core/sequence.h"
 #include "core/speculation/acceptance.h"
+#include "core/speculation/adaptive_speculation.h"
 #include "core/speculation/kv_view_batch.h"
 #include "core/speculation/speculation_options.h"
 #include "core/speculation/verification_metrics.h"
@@ -36,6 +38,8 @@ struct SpeculatorMetrics {
   std::map<std::string, int64_t>& drafts_by_provider;
   VerificationMetrics& verification;
   DraftTiming& draft_timing;
+  std::map<int32_t, int64_t>& draft_budgets;  // adaptive speculation's chosen budgets -> times
+  int64_t& retired_requests;                  // requests adaptive speculation stopped drafting for
 };
 
 class Speculator {
@@ -61,6 +65,9 @@ class Speculator {
   std::vector<KvView> choose_views(int64_t step, const SchedulerOutput& scheduled);
   void apply_views(ForwardBatch& batch, const SchedulerOutput& scheduled, std::span<const KvView> views);
   void record_verification(std::span<const KvView> views, const SchedulerOutput& scheduled, double forward_seconds);
+  // A step's time from its forward to its last commit (what a step of `rows` rows costs beside
+  // drafting: the forward, the picks, acceptance, KV rewinds), for adaptive speculation.
+  void record_step_time(int64_t rows, double seconds);
   // Whether acceptance reads the logits on the host (a custom rule) instead of the picks.
   bool needs_logits() const { return options_.custom_acceptance; }
   // The path a chunk commits: its tree (empty for plain decoding) walked with the rows' picks, or
@@ -81,6 +88,8 @@ class Speculator {
   bool still_drafts(Sequence& seq);
   int64_t depth_limit(const Sequence& seq) const;
   std::vector<DraftTree> propose(int64_t step, std::span<const DraftRequest> requests);
+  // The budgets of the next trees: [speculative] max_draft_tokens each, or adaptive speculation's.
+  std::vector<int32_t> budgets(std::span<Sequence* const> drafting, std::span<Sequence* const> running);
   void fall_back_where_weak(int64_t step, std::span<const DraftRequest> requests, std::span<const int32_t> depth_limits,
                             std::vector<DraftTree>& trees, std::vector<std::string>& drafted_by);
 
@@ -90,6 +99,8 @@ class Speculator {
   SpeculatorMetrics metrics_;
   EnginePlugins* plugins_ = nullptr;  // null: nothing drafts, every view is full
   KvViewShape view_shape_;
+  std::optional<speculation::AdaptiveSpeculation> adaptive_;  // with options_.adaptive
+  double step_seconds_ = 0.0;                                 // record_step_time's sum
 };
 
 }  // namespace drift

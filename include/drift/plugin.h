@@ -57,7 +57,10 @@
  * A preempted request (recompute) gets on_request_finish(DRIFT_FINISH_PREEMPTED); when it is
  * re-admitted it gets on_prefix_match / on_request_start again with `resumed` set and its
  * generated tokens appended to the prompt. One aborted (or failed) while it waits for that gets
- * no further hook: PREEMPTED already told the plugin to drop its state.
+ * no further hook: PREEMPTED already told the plugin to drop its state. A draft provider may also
+ * get on_request_finish(DRIFT_FINISH_ABORT) for a request that goes on decoding without it (the
+ * host's adaptive speculation stopped drafting for it: the provider's per-step work, such as a
+ * draft model following the target, no longer paid): no further hook for that request reaches it.
  *
  * Threading: the host calls hooks of one instance from one thread at a time, never
  * concurrently. Host services MUST only be called from inside a hook (or create/destroy), on

@@ -44,8 +44,8 @@ PluginEntry entry(const std::string& name, const std::string& path, const std::s
 }
 
 const std::vector<std::vector<int32_t>> kPrompts = {
-    {1, 403, 407, 261, 378},                                 // "Once upon a time"
-    {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298},   // the same story, further on
+    {1, 403, 407, 261, 378},                                // "Once upon a time"
+    {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298},  // the same story, further on
     {1, 317, 269, 274, 287},
     {1, 291, 376, 400, 428, 286, 296, 418},
 };
@@ -100,6 +100,7 @@ TEST(EnginePlugins, FailingOrThrowingHookLeavesOutputsUnchanged) {
     EngineConfig config = base_config(256, 16, "guaranteed_no_evict");
     config.plugins.push_back(entry("flaky", c.path, c.settings));
     config.speculative.enabled = true;
+    config.speculative.adaptive = false;
     config.speculative.draft_provider = "flaky";
     config.speculative.verification = c.verification;
     config.speculative.max_draft_tokens = 3;
@@ -116,7 +117,8 @@ TEST(EnginePlugins, FailingOrThrowingHookLeavesOutputsUnchanged) {
     if (one_request && c.path == std::string(DRIFT_ABI_PLUGIN_HOOK_RETURNS_ERROR)) {
       // The other requests kept the plugin: it saw every token they committed.
       for (int64_t seq : {0, 1, 3})
-        EXPECT_EQ(calls(engine->plugins()->host(), "flaky", "on_accept", seq), static_cast<int64_t>(outputs[seq].size()))
+        EXPECT_EQ(calls(engine->plugins()->host(), "flaky", "on_accept", seq),
+                  static_cast<int64_t>(outputs[seq].size()))
             << "request " << seq;
       EXPECT_LT(calls(engine->plugins()->host(), "flaky", "on_accept", 2), static_cast<int64_t>(outputs[2].size()));
     }
@@ -189,6 +191,7 @@ TEST(EnginePlugins, HostServicesDescribeTheRunTruthfully) {
   config.plugins.push_back(entry("probe", DRIFT_ABI_PLUGIN_SERVICE_PROBE,
                                  "model_dir = \"" + config.model.path + "\"\nlog_path = \"" + log_path + "\""));
   config.speculative.enabled = true;
+  config.speculative.adaptive = false;
   config.speculative.draft_provider = "probe";
   config.speculative.max_draft_tokens = 2;
   LogCapture log;
@@ -209,15 +212,16 @@ TEST(EnginePlugins, HostServicesDescribeTheRunTruthfully) {
     EXPECT_GT(passed[check], 0) << check;
   // Plugins see the special tokens the engine stops on (the tokenizer's).
   const SpecialTokens special = engine->tokenizer()->special_tokens();
-  EXPECT_EQ(model_info, "model_info bos=" + std::to_string(special.bos_id.value_or(-1)) + " eos=" +
-                            std::to_string(special.eos_ids.at(0)) + " layers=5 block=16 device=" +
+  EXPECT_EQ(model_info, "model_info bos=" + std::to_string(special.bos_id.value_or(-1)) +
+                            " eos=" + std::to_string(special.eos_ids.at(0)) + " layers=5 block=16 device=" +
                             std::to_string(DRIFT_DEVICE_CPU) + " dtype=" + std::to_string(DRIFT_DTYPE_F32));
 }
 
 // Hardening item 9: a configured plugin that cannot be loaded stops the engine with the reason...
 TEST(EnginePlugins, RequiredPluginThatFailsToLoadStopsTheEngine) {
-  for (const auto& [path, reason] : {std::pair<std::string, std::string>{DRIFT_ABI_PLUGIN_WRONG_MAJOR, "(major 2 != 1)"},
-                                     {"/no/such/plugin.so", "plugin library not found: '/no/such/plugin.so'"}}) {
+  for (const auto& [path, reason] :
+       {std::pair<std::string, std::string>{DRIFT_ABI_PLUGIN_WRONG_MAJOR, "(major 2 != 1)"},
+        {"/no/such/plugin.so", "plugin library not found: '/no/such/plugin.so'"}}) {
     EngineConfig config = base_config(256, 16, "guaranteed_no_evict");
     config.plugins.push_back(entry("p", path));
     try {
@@ -256,7 +260,8 @@ TEST(EnginePlugins, DriftRefusesToRunWithoutARequiredPlugin) {
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
   EXPECT_EQ(WEXITSTATUS(pclose(pipe)), 1) << output;
-  EXPECT_THAT(output, HasSubstr("error: plugin 'p' could not be loaded: plugin library not found: '/no/such/plugin.so'"));
+  EXPECT_THAT(output,
+              HasSubstr("error: plugin 'p' could not be loaded: plugin library not found: '/no/such/plugin.so'"));
   std::filesystem::remove_all(dir);
 }
 
@@ -320,6 +325,7 @@ TEST(EnginePlugins, RecordingPluginSeesEveryHookInOrderWithTheRightArguments) {
   EngineConfig config = tight_config();
   config.plugins.push_back(entry("rec", DRIFT_ABI_PLUGIN_RECORDING, "log_path = \"" + log_path + "\""));
   config.speculative.enabled = true;
+  config.speculative.adaptive = false;
   config.speculative.draft_provider = "rec";
   config.speculative.verification = "rec";
   config.speculative.max_draft_tokens = 2;
@@ -471,7 +477,8 @@ TEST(EnginePlugins, SwappingPluginsIsAConfigChange) {
   const std::string dir = make_temp_dir("drift-swap");
   auto config_text = [&](const std::string& path, const std::string& log) {
     return "schema_version = 1\n[model]\npath = \"" + test_data_path("models/stories260K") +
-           "\"\n[speculative]\nenabled = true\ndraft_provider = \"p\"\nmax_draft_tokens = 2\n[[plugins]]\nname = \"p\"\npath = \"" +
+           "\"\n[speculative]\nenabled = true\ndraft_provider = \"p\"\nmax_draft_tokens = 2\n[[plugins]]\nname = "
+           "\"p\"\npath = \"" +
            path + "\"\n[plugins.p]\nlog_path = \"" + log + "\"\n";
   };
   std::ofstream(dir + "/a.toml") << config_text(DRIFT_ABI_PLUGIN_RECORDING, dir + "/a.log");
@@ -480,7 +487,9 @@ TEST(EnginePlugins, SwappingPluginsIsAConfigChange) {
   int index = 0;
   for (const char* name : {"a", "b"}) {
     FILE* pipe = popen((drift_exe() + " generate --config " + dir + "/" + name +
-                        ".toml --prompt-ids 1,403 --max-new-tokens 6 --json 2>&1").c_str(), "r");
+                        ".toml --prompt-ids 1,403 --max-new-tokens 6 --json 2>&1")
+                           .c_str(),
+                       "r");
     char buf[4096];
     for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) outputs[index].append(buf, n);
     EXPECT_EQ(pclose(pipe), 0) << outputs[index];

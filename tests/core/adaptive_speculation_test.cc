@@ -25,8 +25,8 @@ TEST(StepTimeCurve, InterpolatesBetweenSizesAndNeverFlattersAnUnseenOne) {
   // Decay: the 1-row bucket follows a slower machine.
   for (int i = 0; i < 100; ++i) curve.observe(1, 0.020);
   EXPECT_NEAR(*curve.predict(1), 0.020, 1e-6);
-  curve.observe(0, 1.0);       // ignored
-  curve.observe(3, NAN);       // ignored
+  curve.observe(0, 1.0);  // ignored
+  curve.observe(3, NAN);  // ignored
   EXPECT_NEAR(*curve.predict(1), 0.020, 1e-6);
 }
 
@@ -203,6 +203,7 @@ TEST(AdaptiveSpeculation, StopsALosingRequestProbesItAndFollowsAWinningOne) {
   }
   EXPECT_GE(drafted, 64 / 9);  // a probe at least every 9 steps
   EXPECT_LE(drafted, 64 / 8 + 2);
+  EXPECT_TRUE(adaptive.retired(7));  // more than retire_after zeros in a row, probes aside
   // The same request on a GPU-like curve, now accepted in full.
   for (int i = 0; i < 40; ++i)
     for (int64_t rows : {1, 2, 3, 5}) adaptive.observe_forward(rows, 0.01);
@@ -212,10 +213,46 @@ TEST(AdaptiveSpeculation, StopsALosingRequestProbesItAndFollowsAWinningOne) {
     if (last > 0) adaptive.observe_verification(7, last, last);
   }
   EXPECT_EQ(last, 4);
+  EXPECT_FALSE(adaptive.retired(7));
   EXPECT_GT(adaptive.chosen().at(0), 0);
   EXPECT_GT(adaptive.chosen().at(4), 0);
-  // Another request alone: 7's state is dropped, the newcomer starts from the prior.
+  // Another request alone: 7's state is dropped; the newcomer starts from what the engine saw
+  // of the others (mostly full acceptance lately) and drafts to its cap.
   EXPECT_EQ(adaptive.budgets(std::vector<uint64_t>{9}, caps, 1, 1)[0], 4);
+}
+
+}  // namespace
+}  // namespace drift::speculation
+
+namespace drift::speculation {
+namespace {
+
+// Probes do not count as drafting: a request the policy itself keeps at 0 for retire_after steps
+// is retired even though it was probed in between; one the policy drafts for is not.
+TEST(AdaptiveSpeculation, RetiresARequestKeptAtZeroForRetireAfterSteps) {
+  AdaptiveSpeculation adaptive(4, DraftBudgetOptions{4, 1, 20});
+  // A row costs a tenth of a step's fixed time: worth it for an accepted draft, not a rejected one.
+  for (int64_t rows : {1, 2, 3, 5, 9}) adaptive.observe_forward(rows, 0.01 + 0.001 * rows);
+  const std::vector<uint64_t> seqs = {1, 2};
+  const std::vector<int32_t> caps = {4, 4};
+  int probes_after_zero = 0, retired_at = -1, last_positive = -1;
+  for (int step = 0; step < 200 && retired_at < 0; ++step) {
+    const std::vector<int32_t> b = adaptive.budgets(seqs, caps, 2, 2);
+    if (adaptive.retired(1)) retired_at = step;
+    if (b[0] > 0) {
+      // Drafted while the prior still hoped; later only as a probe, every probe_interval steps.
+      if (last_positive >= 0 && step - last_positive >= 4) ++probes_after_zero;
+      last_positive = step;
+      adaptive.observe_verification(1, b[0], 0);
+    }
+    if (step >= 10) EXPECT_EQ(b[1], 4) << "step " << step;
+    adaptive.observe_verification(2, b[1], b[1]);
+    EXPECT_FALSE(adaptive.retired(2));  // accepted in full: drafted to its cap
+  }
+  ASSERT_GE(retired_at, 20);  // 20 of the policy's own zeros in a row, probes in between
+  EXPECT_LT(retired_at, 60);
+  EXPECT_GT(probes_after_zero, 0);
+  EXPECT_FALSE(adaptive.retired(99));
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ max_new_tokens = 5
 temperature = 1
 top_p = 0.5
 seed = 9
-)", "c.toml", "/etc/drift");
+)",
+                                "c.toml", "/etc/drift");
   EXPECT_EQ(c.model.path, "/etc/drift/models/x");
   EXPECT_EQ(c.engine.max_batch_size, 3);
   EXPECT_EQ(c.engine.max_num_tokens, 77);
@@ -104,7 +105,8 @@ TEST(ConfigTest, ErrorsNameKeyValueAndFile) {
             "bad.toml: engine.backend = \"tpu\": must be \"cpu\" or \"cuda\"");
   EXPECT_NE(error_of("schema_version = 1\n[scheduler]\npolicy = \"fast\"\n").find("scheduler.policy = \"fast\""),
             std::string::npos);
-  EXPECT_NE(error_of("schema_version = 1\n[kv_cache]\nblock_size = 0\n").find("kv_cache.block_size = 0 is out of range [1, 1024]"),
+  EXPECT_NE(error_of("schema_version = 1\n[kv_cache]\nblock_size = 0\n")
+                .find("kv_cache.block_size = 0 is out of range [1, 1024]"),
             std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\n[engine\n").find("bad.toml: TOML syntax error at line 2"), std::string::npos);
   EXPECT_NE(error_of("schema_version = 1\nengine = 3\n").find("'engine' must be a table"), std::string::npos);
@@ -166,8 +168,8 @@ TEST(ConfigTest, ADirectoryIsNotAConfigFile) {
 }
 
 TEST(ConfigTest, PluginEntriesMayBeOptional) {
-  EngineConfig c = parse_config("schema_version = 1\n[[plugins]]\nname = \"a\"\noptional = true\n[[plugins]]\nname = \"b\"\n",
-                                "p.toml", "");
+  EngineConfig c = parse_config(
+      "schema_version = 1\n[[plugins]]\nname = \"a\"\noptional = true\n[[plugins]]\nname = \"b\"\n", "p.toml", "");
   ASSERT_EQ(c.plugins.size(), 2u);
   EXPECT_TRUE(c.plugins[0].optional);
   EXPECT_FALSE(c.plugins[1].optional) << "a configured plugin is required unless it says otherwise";
@@ -179,7 +181,8 @@ TEST(ConfigTest, PluginEntriesMayBeOptional) {
 TEST(ConfigTest, GenerationValuesAreCheckedAtLoadNamingFileKeyAndValue) {
   EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntemperature = -1.0\n"),
             "bad.toml: generation.temperature = -1: must be a finite number >= 0");
-  EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_p = 1.5\n"), "bad.toml: generation.top_p = 1.5: must be in (0, 1]");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_p = 1.5\n"),
+            "bad.toml: generation.top_p = 1.5: must be in (0, 1]");
   EXPECT_EQ(error_of("schema_version = 1\n[generation]\nmin_p = -0.25\n"),
             "bad.toml: generation.min_p = -0.25: must be in [0, 1]");
   EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_k = -3\n"),
@@ -191,9 +194,10 @@ TEST(ConfigTest, GenerationValuesAreCheckedAtLoadNamingFileKeyAndValue) {
   // A float where an integer belongs is the wrong type, however large (1.1e33 used to reach an
   // undefined float-to-int64 conversion; found by fuzz_engine_config).
   for (const char* seed : {"1.1e33", "7.0", "inf"})
-    EXPECT_NE(error_of(std::string("schema_version = 1\n[generation]\nseed = ") + seed + "\n")
-                  .find("key 'generation.seed' has the wrong type (expected a non-negative integer, got floating-point"),
-              std::string::npos)
+    EXPECT_NE(
+        error_of(std::string("schema_version = 1\n[generation]\nseed = ") + seed + "\n")
+            .find("key 'generation.seed' has the wrong type (expected a non-negative integer, got floating-point"),
+        std::string::npos)
         << seed;
 }
 
@@ -279,6 +283,16 @@ TEST(ConfigTest, SpeculativeRolesMustNameConfiguredPlugins) {
   }
 }
 
+// Adaptive speculation is on unless [speculative] adaptive = false; a non-boolean names the key.
+TEST(ConfigTest, AdaptiveSpeculationIsOnByDefault) {
+  EXPECT_TRUE(
+      parse_config("schema_version = 1\n[speculative]\nmax_draft_tokens = 4\n", "ok.toml", "").speculative.adaptive);
+  EXPECT_FALSE(
+      parse_config("schema_version = 1\n[speculative]\nadaptive = false\n", "ok.toml", "").speculative.adaptive);
+  EXPECT_NE(error_of("schema_version = 1\n[speculative]\nadaptive = \"yes\"\n").find("speculative.adaptive"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, MaxSeqLenDefaultsToTheModelsAndMayNotExceedIt) {
   EngineConfig c;
   c.source = "len.toml";
@@ -292,8 +306,10 @@ TEST(ConfigTest, MaxSeqLenDefaultsToTheModelsAndMayNotExceedIt) {
     Engine::from_config(c);
     FAIL() << "max_seq_len above max_position_embeddings accepted";
   } catch (const DriftError& e) {
-    EXPECT_EQ(std::string(e.what()), "len.toml: engine.max_seq_len = 4097 exceeds the model's max_position_embeddings = "
-                                     "4096 (" + c.model.path + "/config.json)");
+    EXPECT_EQ(std::string(e.what()),
+              "len.toml: engine.max_seq_len = 4097 exceeds the model's max_position_embeddings = "
+              "4096 (" +
+                  c.model.path + "/config.json)");
   }
 }
 
@@ -307,12 +323,14 @@ path = "libs/specpv.so"
 n_sink_blocks = 2
 [[plugins]]
 name = "prefix_cache"
-)", "p.toml", "/opt");
+)",
+                                "p.toml", "/opt");
   ASSERT_EQ(c.plugins.size(), 2u);
   EXPECT_EQ(c.plugins[0].path, "/opt/libs/specpv.so");
   EXPECT_NE(c.plugins[0].settings_toml.find("n_sink_blocks = 2"), std::string::npos);
   EXPECT_EQ(c.plugins[1].path, "");
-  EXPECT_EQ(error_of("schema_version = 1\n[[plugins]]\nname = \"a\"\nwhat = 1\n"), "bad.toml: unknown key 'plugins.a.what'");
+  EXPECT_EQ(error_of("schema_version = 1\n[[plugins]]\nname = \"a\"\nwhat = 1\n"),
+            "bad.toml: unknown key 'plugins.a.what'");
 }
 
 TEST(ConfigTest, KvDtypeTheBackendCannotStoreIsRefused) {
@@ -324,8 +342,9 @@ TEST(ConfigTest, KvDtypeTheBackendCannotStoreIsRefused) {
     Engine::from_config(c);
     FAIL() << "bfloat16 KV accepted by the fp32 CPU backend";
   } catch (const DriftError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "kv.toml: kv_cache.dtype = \"bfloat16\" is not supported by backend cpu (it stores float32; use \"auto\")");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "kv.toml: kv_cache.dtype = \"bfloat16\" is not supported by backend cpu (it stores float32; use \"auto\")");
   }
 }
 

@@ -93,6 +93,9 @@ EngineConfig with_speculation(EngineConfig config, const std::string& provider, 
   config.speculative.enabled = true;
   config.speculative.draft_provider = provider;
   config.speculative.max_draft_tokens = max_draft_tokens;
+  // Fixed budgets: the tests check what a provider's drafts do, and adaptive speculation on the
+  // CPU would mostly decline to draft (tests/core/adaptive_speculation_test.cc covers it).
+  config.speculative.adaptive = false;
   return config;
 }
 

@@ -14,7 +14,8 @@ class SpeculatorTest : public ::testing::Test {
  protected:
   SpeculatorTest()
       : kv_(16, 4),
-        speculator_(options(), 64, kv_, SpeculatorMetrics{totals_, histogram_, by_provider_, verification_, timing_}) {}
+        speculator_(options(), 64, kv_,
+                    SpeculatorMetrics{totals_, histogram_, by_provider_, verification_, timing_, budgets_, retired_}) {}
 
   static SpeculationOptions options() {
     SpeculationOptions o;
@@ -39,6 +40,8 @@ class SpeculatorTest : public ::testing::Test {
   std::map<std::string, int64_t> by_provider_;
   VerificationMetrics verification_;
   DraftTiming timing_;
+  std::map<int32_t, int64_t> budgets_;
+  int64_t retired_ = 0;
   Speculator speculator_;
 };
 
