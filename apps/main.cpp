@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "apps/command_registry.h"
+#include "apps/version.h"
 
 namespace drift::app {
 
@@ -53,7 +54,7 @@ void print_usage() {
   std::printf("usage: drift <command> [options]\n\ncommands:\n");
   for (const auto& [name, command] : command_registry())
     std::printf("  %-10s %s\n", name.c_str(), command.summary.c_str());
-  std::printf("\n`drift <command> --help` describes a command's options.\n");
+  std::printf("\n`drift <command> --help` describes a command's options; `drift --version` names the build.\n");
 }
 }  // namespace
 
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     print_usage();
     return argc < 2 ? 2 : 0;
+  }
+  if (std::string(argv[1]) == "--version" || std::string(argv[1]) == "-V") {
+    std::fputs(version_text().c_str(), stdout);
+    return 0;
   }
   auto it = command_registry().find(argv[1]);
   if (it == command_registry().end()) {

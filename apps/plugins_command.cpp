@@ -1,9 +1,13 @@
 // `drift plugins list [--config F] [--plugin PATH ...]`: loads the plugins a config names (and
 // any given by path) exactly as the engine would, and prints one row per plugin: name, version,
-// ABI, kinds and where it was loaded from. A plugin that fails to load prints the reason and
-// the command exits 1. When the config names a model, plugins are created seeing that model
-// (host->model_info, compute primitives, checkpoint loading) as in the engine; only the KV
-// pool (num_pages 0) and engine state do not exist.
+// ABI, kinds, how it was found (FOUND: "install tree" / "build tree" beside the drift binary,
+// "DRIFT_PLUGIN_PATH", an explicit "path", "built-in") and the library. A plugin that fails to
+// load prints the reason and the command exits 1. When the config names a model, plugins are
+// created seeing that model (host->model_info, compute primitives, checkpoint loading) as in
+// the engine; only the KV pool (num_pages 0) and engine state do not exist. With neither
+// --config nor --plugin it lists every plugin a config could name without a path (the search
+// folders of core/plugin/plugin_search.h), loaded and validated but not created: creating
+// needs the settings only a config gives.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -19,6 +23,7 @@
 #include "core/model_config.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/plugin_host.h"
+#include "core/plugin/plugin_search.h"
 #include "core/rope_frequencies.h"
 
 namespace drift::app {
@@ -27,14 +32,14 @@ namespace {
 namespace po = boost::program_options;
 
 std::vector<std::string> row(const PluginInfo& p) {
-  if (!p.enabled && p.plugin_name.empty()) return {p.name, "-", "-", "-", p.path.empty() ? "-" : p.path};
-  return {p.name, p.version, fmt::format("{}.{}", p.abi_major, p.abi_minor), kinds_string(p.kinds),
-          p.path};
+  const std::string found = p.found.empty() ? "-" : p.found;
+  if (!p.enabled && p.plugin_name.empty()) return {p.name, "-", "-", "-", found, p.path.empty() ? "-" : p.path};
+  return {p.name, p.version, fmt::format("{}.{}", p.abi_major, p.abi_minor), kinds_string(p.kinds), found, p.path};
 }
 
 // Prints an aligned table; failed plugins get their reason on the following line.
 void print_table(const std::vector<PluginInfo>& plugins) {
-  std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "ABI", "KINDS", "PATH"}};
+  std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "ABI", "KINDS", "FOUND", "PATH"}};
   for (const PluginInfo& p : plugins) rows.push_back(row(p));
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows)
@@ -62,7 +67,8 @@ void describe_model(PluginHost& host, const EngineConfig& config, std::unique_pt
 }
 
 int list(const std::vector<std::string>& args) {
-  po::options_description options("drift plugins list [--config F] [--plugin PATH ...]");
+  po::options_description options(
+      "drift plugins list [--config F] [--plugin PATH ...]\n(neither: every plugin drift finds by name)");
   options.add_options()("help,h", "show this help")(
       "config,c", po::value<std::string>(), "config file whose [[plugins]] to load")(
       "plugin,p", po::value<std::vector<std::string>>()->composing(), "a plugin library path (repeatable)");
@@ -79,6 +85,10 @@ int list(const std::vector<std::string>& args) {
   if (vm.count("plugin"))
     for (const std::string& path : vm["plugin"].as<std::vector<std::string>>())
       entries.push_back(PluginEntry{"", path, "", false, ""});
+  const bool discover = !vm.count("config") && !vm.count("plugin");
+  if (discover)
+    for (const std::string& name : plugin_names_in(plugin_search_dirs()))
+      entries.push_back(PluginEntry{name, "", "", false, ""});
 
   // The table carries every reason; the engine's [fallback] log lines would only repeat them.
   auto level = spdlog::get_level();
@@ -88,7 +98,7 @@ int list(const std::vector<std::string>& args) {
     std::unique_ptr<Backend> backend;  // outlives the host: plugins may compute in destroy
     PluginHost host;
     describe_model(host, config, backend);
-    host.load_all(entries);
+    host.load_all(entries, /*create=*/!discover);
     plugins = host.plugins();
   }
   for (const PluginInfo& builtin : PluginHost::builtin_plugins()) plugins.push_back(builtin);
@@ -113,6 +123,6 @@ int run(const std::vector<std::string>& args) {
 
 }  // namespace
 
-DRIFT_REGISTER_COMMAND(plugins, "plugins", "list plugins: name, version, ABI, kinds, path", run);
+DRIFT_REGISTER_COMMAND(plugins, "plugins", "list plugins: name, version, ABI, kinds, where found", run);
 
 }  // namespace drift::app

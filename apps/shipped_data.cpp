@@ -4,20 +4,13 @@
 #include <system_error>
 #include <vector>
 
+#include "core/executable_path.h"
+
 namespace drift::app {
 
-namespace {
-
-std::filesystem::path executable_dir() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : exe.parent_path();
-}
-
-}  // namespace
-
 std::string shipped_data_file(const std::string& relative) {
-  const std::filesystem::path dir = executable_dir();
+  const std::filesystem::path exe = executable_path();
+  const std::filesystem::path dir = exe.empty() ? std::filesystem::current_path() : exe.parent_path();
   const std::vector<std::filesystem::path> candidates = {
       dir / "../.." / relative,           // build tree: build/apps/drift
       dir / "../share/drift" / relative,  // install tree: PREFIX/bin/drift

@@ -11,11 +11,8 @@ export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
 export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/tests/data}
 # This is the GPU machine: a missing or unusable device fails the suites instead of skipping them.
 export DRIFT_REQUIRE_GPU=1
-# The test binaries name the drift binary and plugins by their build paths on the build machine.
-built_at=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' build/CMakeCache.txt 2>/dev/null)
-if [ -n "$built_at" ] && [ "$built_at" != "$PWD" ] && [ ! -e "$built_at" ]; then
-  mkdir -p "$(dirname "$built_at")" && ln -s "$PWD" "$built_at"
-fi
+# No link to the build machine's paths is needed: the test binaries find the build folder (drift,
+# plugins, the oracle) from their own location, and drift its plugins beside itself.
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || {
   echo "gpu_tests: nvidia-smi found no usable GPU"
   exit 1

@@ -14,6 +14,7 @@
 #include "core/plugin/guarded_call.h"
 #include "core/plugin/loaded_plugin.h"
 #include "core/plugin/plugin_descriptor.h"
+#include "core/plugin/plugin_search.h"
 
 namespace drift {
 namespace {
@@ -34,10 +35,13 @@ const drift_plugin_t* open_descriptor(const PluginEntry& entry, LoadedPlugin& p)
   if (entry.path.empty()) {
     if (const drift_plugin_t* builtin = builtin_plugin(entry.name)) {
       p.info.path = kBuiltinPath;
+      p.info.found = "built-in";
       return builtin;
     }
   }
-  p.info.path = resolve_plugin_path(entry);
+  ResolvedPlugin resolved = resolve_plugin(entry);
+  p.info.path = resolved.path;
+  p.info.found = resolved.found;
   p.library = std::make_unique<PluginLibrary>(p.info.path);
   drift_plugin_get_fn get = p.library->entry_point();
   const drift_plugin_t* raw = nullptr;
@@ -123,7 +127,7 @@ void PluginHost::set_model_info(const drift_model_info_t& info) {
 
 HostCallbacks& PluginHost::callbacks() { return state_->callbacks; }
 
-void PluginHost::load_all(const std::vector<PluginEntry>& entries) {
+void PluginHost::load_all(const std::vector<PluginEntry>& entries, bool create) {
   for (const PluginEntry& entry : entries) {
     auto plugin = std::make_unique<LoadedPlugin>();
     plugin->info.name = fallback_name(entry);
@@ -131,20 +135,20 @@ void PluginHost::load_all(const std::vector<PluginEntry>& entries) {
       plugin->info.error = fmt::format("plugin name '{}' appears twice in the config", entry.name);
       spdlog::warn("[fallback] plugin '{}' disabled for the engine: {}", entry.name, plugin->info.error);
     } else {
-      load_one_into(*plugin, entry);
+      load_one_into(*plugin, entry, create);
     }
     plugins_.push_back(std::move(plugin));
   }
 }
 
-void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry) {
+void PluginHost::load_one_into(LoadedPlugin& p, const PluginEntry& entry, bool create) {
   try {
     p.context = std::make_unique<PluginContext>(p.info.name, entry.settings_toml, state_.get(), entry.base_dir);
     p.context->set_page_releaser([this, &p](std::span<const drift_page_id_t> pages) { return release_held(p, pages); });
     const drift_plugin_t* raw = open_descriptor(entry, p);
     p.desc = adopt_descriptor(raw, p.info.path);
     fill_info(p, entry);
-    create_instance(p, entry.settings_toml, state_->model_info.num_layers);
+    if (create) create_instance(p, entry.settings_toml, state_->model_info.num_layers);
     p.info.enabled = true;
     spdlog::info("plugin '{}' {} (ABI {}.{}, {}) loaded from {}", p.info.name, p.info.version, p.info.abi_major,
                  p.info.abi_minor, kinds_string(p.info.kinds), p.info.path);

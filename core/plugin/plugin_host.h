@@ -40,8 +40,10 @@ class PluginHost {
   HostCallbacks& callbacks();
 
   // Loads, validates and creates every entry in config order (entry.path, else a built-in
-  // name, else a search by name: resolve_plugin_path), then asks on_declare_needs.
-  void load_all(const std::vector<PluginEntry>& entries);
+  // name, else a search by name: plugin_search.h), then asks on_declare_needs. With `create`
+  // false (`drift plugins list` without a config) the libraries are only loaded and their
+  // descriptors validated: no instance exists, no hook may be called.
+  void load_all(const std::vector<PluginEntry>& entries, bool create = true);
   // The roles from [speculative]: the draft provider's entry name ("" = no speculation) and
   // the verification policy's ("full" = the built-in). An unknown name or a plugin of the
   // wrong kind is a broken setup: DriftError naming the role. A named plugin that failed to
@@ -120,7 +122,7 @@ class PluginHost {
   int64_t num_held_pages() const;
 
  private:
-  void load_one_into(LoadedPlugin& plugin, const PluginEntry& entry);
+  void load_one_into(LoadedPlugin& plugin, const PluginEntry& entry, bool create = true);
   LoadedPlugin* find(const std::string& name) const;
   // Whether `p` drafts for the request (it is the request's draft provider and it speculates).
   bool provides_drafts(const LoadedPlugin& p, const RequestInfo& request) const;

@@ -1,11 +1,9 @@
 #pragma once
 // PluginLibrary: one opened plugin shared object (Boost.DLL; its headers stay in the .cpp).
-// Where a plugin's library is: resolve_plugin_path.
+// Where a plugin's library is found: plugin_search.h.
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "core/config.h"
 #include "drift/plugin.h"
 
 namespace drift {
@@ -29,14 +27,5 @@ class PluginLibrary {
   std::string path_;
   std::unique_ptr<Impl> impl_;
 };
-
-// Directories searched for a plugin named without a path: every entry of the DRIFT_PLUGIN_PATH
-// environment variable (':'-separated) in order, then the build's plugin directory.
-std::vector<std::string> plugin_search_dirs();
-
-// The library of `entry`: its explicit path as given; else, in each search directory, the
-// first of lib<name>.so, <name>.so, libdrift_<name>.so, drift_<name>.so that exists. Throws
-// DriftError listing every place tried.
-std::string resolve_plugin_path(const PluginEntry& entry);
 
 }  // namespace drift

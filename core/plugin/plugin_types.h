@@ -89,6 +89,7 @@ struct PluginInfo {
   uint32_t abi_minor = 0;
   drift_kinds_t kinds = 0;
   std::string path;         // the library it was loaded from, or "<built-in>"
+  std::string found;        // how: "built-in", "path" (given), or the search folder's origin
   bool enabled = false;
   std::string error;        // why it is disabled (load, validation or create failure)
 };

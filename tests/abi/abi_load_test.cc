@@ -143,9 +143,20 @@ TEST(PluginLoad, NameIsResolvedOnDriftPluginPath) {
   unsetenv("DRIFT_PLUGIN_PATH");
   EXPECT_TRUE(found.info.enabled) << found.info.error;
   EXPECT_EQ(std::filesystem::path(found.info.path).filename(), "libabi_good.so");
+  EXPECT_EQ(found.info.found, "DRIFT_PLUGIN_PATH");
   EXPECT_FALSE(missing.info.enabled);
-  EXPECT_THAT(missing.info.error, HasSubstr("plugin 'nope' not found (tried /nonexistent/libnope.so"));
-  EXPECT_THAT(missing.info.error, HasSubstr(DRIFT_PLUGIN_BUILD_DIR));
+  // Beside the test executable first (build/tests/abi/../lib/drift/plugins, ../plugins), then
+  // DRIFT_PLUGIN_PATH in order.
+  EXPECT_THAT(missing.info.error, HasSubstr("plugin 'nope' not found (tried "));
+  EXPECT_THAT(missing.info.error, HasSubstr(binary_dir() + "/tests/plugins/libnope.so"));
+  EXPECT_THAT(missing.info.error, HasSubstr(", /nonexistent/libnope.so, /nonexistent/nope.so"));
+  EXPECT_THAT(missing.info.error, HasSubstr(std::string(DRIFT_ABI_PLUGIN_DIR) + "/drift_nope.so); give its path"));
+}
+
+TEST(PluginLoad, ShippedPluginsAreFoundByNameBesideTheBuild) {
+  Loaded ngram = load(entry("ngram", ""));
+  EXPECT_TRUE(ngram.info.enabled) << ngram.info.error;
+  EXPECT_EQ(ngram.info.path, plugin_build_dir() + "/libdrift_ngram.so");
 }
 
 TEST(PluginLoad, FailingCreateDisablesThePluginForTheEngineOnly) {

@@ -1,6 +1,7 @@
 // `drift plugins list`: the table, load errors, and swapping plugins by config alone (the same
 // binary, two configs, two different plugin sets).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "abi_test_util.h"
@@ -37,14 +38,37 @@ std::string write_config(const std::string& dir, const std::string& name, const 
   return path;
 }
 
-TEST(PluginsCli, ListsNameVersionAbiKindsAndPath) {
+TEST(PluginsCli, ListsNameVersionAbiKindsWhereFoundAndPath) {
   CliRun run = drift_cli(std::string("plugins list --plugin ") + DRIFT_ABI_PLUGIN_GOOD);
   EXPECT_EQ(run.status, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("NAME  VERSION  ABI  KINDS"));
-  EXPECT_THAT(run.output, HasSubstr("good  1.2.3    " + kAbi + "  draft_provider,verification_policy,cache_manager  " +
-                                    std::string(DRIFT_ABI_PLUGIN_GOOD)));
-  EXPECT_THAT(run.output, HasSubstr("full  builtin  " + kAbi + "  verification_policy"));
+  EXPECT_THAT(run.output,
+              HasSubstr("good  1.2.3    " + kAbi + "  draft_provider,verification_policy,cache_manager  path      " +
+                        std::string(DRIFT_ABI_PLUGIN_GOOD)));
+  EXPECT_THAT(run.output,
+              ::testing::ContainsRegex("\nfull +builtin +" + kAbi + " +verification_policy +built-in +<built-in>\n"));
   EXPECT_THAT(run.output, Not(HasSubstr("[fallback]")));  // the table carries the reasons
+}
+
+// Without a config, every plugin a config could name without a path: here the shipped ones in
+// the build beside build/apps/drift (DRIFT_PLUGIN_PATH unset), then the entries of
+// DRIFT_PLUGIN_PATH, each saying where it was found.
+TEST(PluginsCli, WithoutAConfigListsEveryPluginItCanFind) {
+  using ::testing::ContainsRegex;
+  CliRun run = drift_cli("plugins list", "env -u DRIFT_PLUGIN_PATH ");
+  EXPECT_EQ(run.status, 0) << run.output;
+  for (const std::string name : {"eagle3", "ngram", "prefix_cache", "specpv", "suffix_cache"})
+    EXPECT_THAT(run.output, ContainsRegex("\n" + name + " +[0-9.]+ +" + kAbi + " +[a-z_,]+ +build tree +" +
+                                          plugin_build_dir() + "/libdrift_" + name + "\\.so\n"));
+
+  const std::string dir = make_temp_dir("drift-cli-path");
+  std::filesystem::copy_file(DRIFT_ABI_PLUGIN_GOOD, dir + "/libextra.so");
+  run = drift_cli("plugins list", "DRIFT_PLUGIN_PATH=" + dir + " ");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              ContainsRegex("\nextra +1\\.2\\.3 +[0-9.]+ +[a-z_,]+ +DRIFT_PLUGIN_PATH +" + dir + "/libextra\\.so\n"));
+  EXPECT_THAT(run.output, ContainsRegex("\nngram +[0-9.]+ +[0-9.]+ +draft_provider +build tree "));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PluginsCli, LoadErrorsPrintTheReasonAndFail) {

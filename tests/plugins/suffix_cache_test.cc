@@ -31,7 +31,7 @@ PluginEntry suffix_entry(const std::string& settings, const std::string& name = 
   e.name = name;
   e.path = "";
   e.settings_toml = settings;
-  if (name != "suffix_cache") e.path = std::string(DRIFT_PLUGIN_BUILD_DIR) + "/libdrift_suffix_cache.so";
+  if (name != "suffix_cache") e.path = test::plugin_build_dir() + "/libdrift_suffix_cache.so";
   return e;
 }
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/test_data.h"
+
 namespace drift::test {
 namespace {
 
@@ -68,7 +70,7 @@ std::string write_reference(const std::string& dir, const std::vector<std::vecto
 PluginEntry oracle_entry(const std::string& name, const std::string& reference, const OracleSettings& s) {
   PluginEntry e;
   e.name = name;
-  e.path = DRIFT_ORACLE_PLUGIN;
+  e.path = oracle_plugin();
   e.settings_toml = fmt::format("reference = {}\ncorruption = {:.6f}\nbranching = {}\ndepth = {}\nseed = {}\n",
                                 nlohmann::json(reference).dump(), s.corruption, s.branching, s.depth, s.seed);
   return e;

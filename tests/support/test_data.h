@@ -18,10 +18,15 @@ std::string test_data_path(const std::string& relative);
 // SmolLM2-135M-Instruct as scripts/fetch_model.py writes it (env DRIFT_SMOLLM2_DIR, else
 // models/smollm2-135m-instruct in the source tree); missing: as test_data_path.
 std::string smollm2_model_dir();
-// Path of the built `drift` binary and of the source tree.
+// The build folder the running test belongs to (found from the test executable, so a copied
+// build works where it lands), its `drift` binary, the source tree (at the same place relative to
+// the build folder as when configured), the build's plugin folder and the test-only oracle
+// draft provider.
+std::string binary_dir();
 std::string drift_exe();
 std::string source_dir();
-std::string binary_dir();
+std::string plugin_build_dir();
+std::string oracle_plugin();
 // True in the AddressSanitizer build (scripts/sanitize.sh), where code runs ~100x slower: the
 // statistical tests shrink to a smoke run there (the normal build runs them in full).
 constexpr bool sanitized_build() {

@@ -148,7 +148,7 @@ class LosslessSamplingTest : public ::testing::Test {
     EngineConfig c = config();
     PluginEntry oracle;
     oracle.name = "fixed";
-    oracle.path = DRIFT_ORACLE_PLUGIN;
+    oracle.path = test::oracle_plugin();
     std::string text;
     size_t nodes = 0;
     for (const auto& level : levels) {
