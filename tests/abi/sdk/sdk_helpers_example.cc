@@ -13,12 +13,14 @@ struct Instance {
 
 drift_status_t create(const drift_host_api_t* host, const char* settings, void** out) {
   return drift::plugin::guard(host, "sdk_helpers_example", "create", [&] {
+    // Every setting is read (and may throw) before anything is allocated: a refused setting
+    // leaves nothing behind (the host never calls destroy after a failed create).
     drift::plugin::Settings s(settings ? settings : "");
-    auto* self = new Instance;
-    self->token = static_cast<drift_token_t>(s.integer("token", 1, 0, 1 << 30));
-    self->depth = static_cast<int32_t>(s.integer("depth", 2, 1, 8));
+    Instance self;
+    self.token = static_cast<drift_token_t>(s.integer("token", 1, 0, 1 << 30));
+    self.depth = static_cast<int32_t>(s.integer("depth", 2, 1, 8));
     s.finish();
-    *out = self;
+    *out = new Instance(self);
   });
 }
 
