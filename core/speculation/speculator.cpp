@@ -169,25 +169,33 @@ void Speculator::record_commit(Sequence& seq, const DraftTree& draft, std::span<
 
 void Speculator::draft_next(int64_t step, std::span<Sequence* const> running) {
   if (!plugins_) return;
-  std::vector<Sequence*> seqs;
-  std::vector<DraftRequest> requests;
+  std::vector<Sequence*> candidates;
   for (Sequence* seq : running) {
     if (!seq->speculate || seq->total_len() - seq->num_computed != 1 || depth_limit(*seq) <= 0) continue;
     if (!still_drafts(*seq)) continue;
-    seqs.push_back(seq);
+    candidates.push_back(seq);
   }
-  if (seqs.empty()) return;
-  // Each request's budget is decided here, in one place (0: no draft this step).
-  const std::vector<int32_t> budget = budgets(seqs, running);
-  for (size_t i = 0; i < seqs.size(); ++i) requests.push_back({seqs[i]->id, budget[i], seqs[i]->draft_provider});
+  if (candidates.empty()) return;
+  // Each request's budget is decided here, in one place; one given 0 drafts nothing this step and
+  // is not asked (nor handed to the hybrid's fallback).
+  const std::vector<int32_t> budget = budgets(candidates, running);
+  std::vector<Sequence*> seqs;
+  std::vector<DraftRequest> requests;
+  int32_t deepest = 0;
+  int64_t total = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (budget[i] <= 0) {
+      candidates[i]->draft = {};  // a tree of an earlier step the scheduler did not take is stale
+      continue;
+    }
+    seqs.push_back(candidates[i]);
+    requests.push_back({candidates[i]->id, budget[i], candidates[i]->draft_provider});
+    deepest = std::max(deepest, budget[i]);
+    total += budget[i];
+  }
+  if (requests.empty()) return;
   const auto start = std::chrono::steady_clock::now();
   std::vector<DraftTree> trees = propose(step, requests);
-  if (adaptive_) {
-    const int32_t deepest = *std::max_element(budget.begin(), budget.end());
-    int64_t total = 0;
-    for (int32_t b : budget) total += b;
-    adaptive_->observe_drafting(deepest, total, seconds_since(start));
-  }
   std::vector<int32_t> depth_limits(requests.size());
   std::vector<std::string> drafted_by(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -196,6 +204,7 @@ void Speculator::draft_next(int64_t step, std::span<Sequence* const> running) {
     drafted_by[i] = requests[i].provider.empty() ? plugins_->host().draft_provider_name() : requests[i].provider;
   }
   fall_back_where_weak(step, requests, depth_limits, trees, drafted_by);
+  if (adaptive_) adaptive_->observe_drafting(deepest, total, seconds_since(start));  // the fallback's too
   for (size_t i = 0; i < seqs.size(); ++i) {
     seqs[i]->draft = std::move(trees[i]);
     if (!seqs[i]->draft.empty()) metrics_.drafts_by_provider[drafted_by[i]]++;

@@ -139,45 +139,46 @@ TEST(SpeculationCliTest, UnknownProviderIsNamed) {
   EXPECT_THAT(r.err, ::testing::HasSubstr("speculative = \"nope\" is not a configured draft provider"));
 }
 
-// Fixed budgets (--adaptive off): every decode step drafts, so the draft accounting is exercised.
+// Runs `drift bench` on the ngram config with `options`; returns its --json results.
+nlohmann::json bench_json(const std::string& options, test::CommandResult& r) {
+  const std::string json_path = test::make_temp_dir("bench") + "/bench.json";
+  r = run_command(drift_in_source("bench --config configs/stories260k-ngram.toml " + options + " --json " +
+                                  shell_quote(json_path)));
+  std::ifstream file(json_path);
+  return r.exit_code == 0 ? nlohmann::json::parse(file) : nlohmann::json();
+}
+
 // Adaptive speculation (the configs' default) reports the budgets it chose, one per request and
 // decode step that could draft; outputs stay those of plain decoding.
 TEST(SpeculationCliTest, BenchReportsTheAdaptiveBudgets) {
-  const std::string json_path = test::make_temp_dir("bench") + "/bench.json";
-  const auto r =
-      run_command(drift_in_source("bench --config configs/stories260k-ngram.toml --num-prompts 4 --max-new-tokens 48 "
-                                  "--json " +
-                                  shell_quote(json_path)));
+  test::CommandResult r;
+  const nlohmann::json j = bench_json("--num-prompts 4 --max-new-tokens 48", r);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("budget"));
-  std::ifstream file(json_path);
-  const nlohmann::json j = nlohmann::json::parse(file);
   ASSERT_EQ(j["results"].size(), 2u);
   const auto& off = j["results"][0];
   const auto& ngram = j["results"][1];
   EXPECT_TRUE(off["draft_budgets"].empty());
-  int64_t chosen = 0;
+  int64_t chosen = 0, sum = 0;
   for (const auto& [budget, times] : ngram["draft_budgets"].items()) {
     EXPECT_GE(std::stoi(budget), 0);
     EXPECT_LE(std::stoi(budget), 8) << "at most [speculative] max_draft_tokens";
     chosen += times.get<int64_t>();
+    sum += std::stoi(budget) * times.get<int64_t>();
   }
   EXPECT_GE(chosen, ngram["decode_only_steps"].get<int64_t>() - 8) << "a budget per drafting request and step";
-  EXPECT_GE(ngram["mean_draft_budget"].get<double>(), 0.0);
+  ASSERT_GT(chosen, 0);
+  EXPECT_DOUBLE_EQ(ngram["mean_draft_budget"].get<double>(), static_cast<double>(sum) / static_cast<double>(chosen));
   EXPECT_EQ(ngram["outputs_equal_to_first_off"], 4) << "lossless";
 }
 
+// Fixed budgets (--adaptive off): every decode step drafts, so the draft accounting is exercised.
 TEST(SpeculationCliTest, BenchPutsVariantsSideBySide) {
-  const std::string json_path = test::make_temp_dir("bench") + "/bench.json";
-  const auto r =
-      run_command(drift_in_source("bench --config configs/stories260k-ngram.toml --num-prompts 4 --max-new-tokens 24 "
-                                  "--concurrency 2 --adaptive off --json " +
-                                  shell_quote(json_path)));
+  test::CommandResult r;
+  const nlohmann::json j = bench_json("--num-prompts 4 --max-new-tokens 24 --concurrency 2 --adaptive off", r);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("tokens/s"));
   EXPECT_THAT(r.err, ::testing::HasSubstr("[bench]")) << "progress on stderr";
-  std::ifstream file(json_path);
-  const nlohmann::json j = nlohmann::json::parse(file);
   ASSERT_EQ(j["results"].size(), 2u);
   const auto& off = j["results"][0];
   const auto& ngram = j["results"][1];
