@@ -46,7 +46,9 @@ constexpr uint32_t kGroupBytes = 8 * 128;
 // Descriptors of a whole staged tile (start: its shared address). K-major (Q as A, K as B): 64
 // rows of 128 dimensions; N-major (V as B): 64 positions of 128 dimensions.
 __device__ __forceinline__ uint64_t k_major(uint32_t start) { return wgmma::descriptor(start, 16, kGroupBytes); }
-__device__ __forceinline__ uint64_t n_major(uint32_t start) { return wgmma::descriptor(start, kBlockBytes, kGroupBytes); }
+__device__ __forceinline__ uint64_t n_major(uint32_t start) {
+  return wgmma::descriptor(start, kBlockBytes, kGroupBytes);
+}
 // The same tiles from k step ks (its 16 dimensions) or position step j (its 16 positions): the
 // start address field (bytes / 16, the low bits) moves, nothing else.
 __device__ __forceinline__ uint64_t k_step(uint64_t tile, int ks) {
