@@ -25,26 +25,6 @@ using namespace flash;
 constexpr int kWarps = 4;
 constexpr int kRows = kWarps * 16;  // (query, head) rows per block
 
-// A thread's share of the fused block's folded output: rows g and g + 8 (h = 0, 1) of its warp's
-// m16 tile, columns d * 8 + 2 * quad + {0, 1}; float2 slots XOR-swizzled by g so the 8 rows of a
-// store fall in different banks. Only the owning thread touches its slots (no barrier needed).
-template <int HEAD_DIM>
-struct TotalOut {
-  float* base;
-  int warp, g, quad;
-  __device__ float2& at(int h, int d) const {
-    const int row = warp * 16 + g + 8 * h;
-    const int slot = (4 * d + quad) ^ (((g & 3) << 2) & (HEAD_DIM / 2 - 1));
-    return reinterpret_cast<float2*>(base)[row * (HEAD_DIM / 2) + slot];
-  }
-  __device__ void zero() const {
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int d = 0; d < HEAD_DIM / 8; ++d) at(h, d) = make_float2(0.0f, 0.0f);
-  }
-};
-
 template <typename T, int HEAD_DIM>
 struct FlashBlock {
   static constexpr int DTILES = HEAD_DIM / 8;   // n8 tiles of the output
@@ -64,8 +44,8 @@ struct FlashBlock {
 
   // Stages positions [tile * kTile, +kTile) of K and V into buffer `buf` (slots: the tile's).
   __device__ void load_tile(int buf, const int32_t* slots) {
-    stage_kv_rows<T, HEAD_DIM, kWarps * 32>(k_s + buf * kTile * HEAD_DIM, p.k_cache, p, kv_head, slots);
-    stage_kv_rows<T, HEAD_DIM, kWarps * 32>(v_s + buf * kTile * HEAD_DIM, p.v_cache, p, kv_head, slots);
+    stage_kv_tile<T, HEAD_DIM, kWarps * 32>(k_s + buf * kTile * HEAD_DIM, v_s + buf * kTile * HEAD_DIM, p, kv_head,
+                                            slots);
   }
   __device__ void load_q() { stage_q_rows<T, HEAD_DIM, kRows, kWarps * 32>(q_s, p, f, first, kv_head, row0, rows); }
   __device__ RowInfo row_info(int local) const { return flash::row_info(p, f, first, kv_head, row0, rows, local); }
@@ -99,16 +79,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   const int64_t seq = p.token_seq[b.first];
   // The block's longest visible length bounds the tiles it stages.
   __shared__ int64_t longest_s[kWarps];
-  {
-    int64_t len = 0;
-    if (static_cast<int>(threadIdx.x) < b.rows)
-      len = p.kv_len[entry_of(p, b.first + (b.row0 + static_cast<int>(threadIdx.x)) / f.group, b.kv_head)];
-    for (int offset = 16; offset > 0; offset /= 2) len = max(len, __shfl_xor_sync(0xffffffffu, len, offset));
-    if (lane == 0) longest_s[warp] = len;
-    __syncthreads();
-    b.longest = 0;
-    for (int w = 0; w < kWarps; ++w) b.longest = max(b.longest, longest_s[w]);
-  }
+  b.longest = block_longest<kWarps>(p, f, b.first, b.kv_head, b.row0, b.rows, longest_s);
 
   const int64_t splits = (b.longest + kFlashSplit - 1) / kFlashSplit;
   const int64_t split_begin = FUSED ? 0 : blockIdx.z * f.splits_per_block;
@@ -169,17 +140,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
       if ((tile + 1) % kTilesPerSplit == 0 || tile + 1 == tile_end) {
         const int64_t split = tile / kTilesPerSplit;
         if constexpr (FUSED) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            if (s.m[h] == -INFINITY) continue;
-            float fa, fb;
-            fold(total_m[h], total_l[h], s.m[h], s.l[h], fa, fb);
-#pragma unroll
-            for (int d = 0; d < DTILES; ++d) {
-              float2& o = total.at(h, d);
-              o = make_float2(fold_out(o.x, fa, s.o[d][2 * h], fb), fold_out(o.y, fa, s.o[d][2 * h + 1], fb));
-            }
-          }
+          fold_into_total(s, total_m, total_l, total);
         } else {
           write_partial<HEAD_DIM>(p, f, row, split, s);
         }
@@ -192,20 +153,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   cp_async_wait<0>();  // a fused block that sees nothing still staged its first tile
 
   if constexpr (FUSED) {
-    if (!warp_busy) return;
-    using P = typename Pair<T>::type;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (!row[h].real) continue;  // a row that sees nothing gets zeros, as in split mode
-      T* out = static_cast<T*>(p.out) + (row[h].t * p.num_heads + row[h].head) * HEAD_DIM;
-#pragma unroll
-      for (int d = 0; d < DTILES; ++d) {
-        const float2 o = total.at(h, d);
-        const float lo = finish(o.x, total_l[h]), hi = finish(o.y, total_l[h]);
-        const uint32_t packed = pack2<T>(lo, hi);
-        *reinterpret_cast<P*>(out + d * 8 + 2 * quad) = *reinterpret_cast<const P*>(&packed);
-      }
-    }
+    if (warp_busy) write_total<T, HEAD_DIM>(p, row, total_l, total);
   }
 }
 
@@ -347,6 +295,10 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
                      f.max_splits > 65535;  // grid.z's limit (before splits_per_block)
   const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads * f.row_blocks));
   if (fused) {
+    // The warpgroup kernel computes all 64 rows of a block: worth it when tiles fill them (prefill,
+    // big trees), not for decode's few rows a tile (the mma.sync kernel skips empty warps). The bits
+    // are the same either way.
+    if (tile_queries * f.group >= kRows && flash_prefill_wgmma(p, f, stream)) return;
     opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, true>>(Block::kFusedSmemBytes);
     flash_attention_kernel<T, HEAD_DIM, true><<<grid, kWarps * 32, Block::kFusedSmemBytes, stream>>>(p, f);
     return;
@@ -379,7 +331,8 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
 
 bool flash_attention_supports(const PagedAttentionParams& p) {
   const bool dims = p.head_dim == 16 || p.head_dim == 32 || p.head_dim == 64 || p.head_dim == 128;
-  return dims && p.tiles && p.num_tiles > 0 && p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0;
+  // scale > 0: tile_softmax scales a tile's max instead of every score.
+  return dims && p.scale > 0.0f && p.tiles && p.num_tiles > 0 && p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0;
 }
 
 bool flash_attention(const PagedAttentionParams& p, cudaStream_t stream) {

@@ -30,6 +30,20 @@ __device__ __forceinline__ int swizzled(int r, int c) {
   return r * HEAD_DIM + (c ^ flip) * 8;
 }
 
+// Staging layouts: where row r's 16-byte chunk c of a staged tile goes (element offset).
+// The ldmatrix kernels' rows are whole head_dim rows, swizzled as above.
+template <int HEAD_DIM>
+struct LdmatrixLayout {
+  __device__ static int offset(int r, int c) { return swizzled<HEAD_DIM>(r, c); }
+};
+// The warpgroup MMA's 128-byte-swizzle layout (flash_prefill_wgmma.cu): the tile is cut into
+// 64-element column blocks of ROWS rows each, a row's 128 bytes contiguous, its chunk c at c ^ (r % 8)
+// (the hardware swizzles address bits 4-6 by bits 7-9, so blocks start 1024-byte aligned).
+template <int ROWS>
+struct Swizzle128Layout {
+  __device__ static int offset(int r, int c) { return (c >> 3) * ROWS * 64 + r * 64 + (((c & 7) ^ (r & 7)) << 3); }
+};
+
 __device__ __forceinline__ uint32_t smem_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -62,14 +76,24 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^x in one instruction (denormal results flush to zero: weights below 2^-126 of the row's
+// largest). Maxes and fold factors are in the log2 domain (tile_softmax).
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // One split's partial folded into the running result: the single definition both modes use, with
 // explicit roundings (no contraction can differ between the call sites). A split that saw nothing
 // (m_c = -inf) is skipped by the callers. a, b: the factors of the old and new outputs, which
 // depend only on the running max before the split (M) and the split's max (m_c).
 __device__ __forceinline__ float fold_factors(float M, float m_c, float& a, float& b) {
   const float m = fmaxf(M, m_c);
-  a = M == m ? 1.0f : __expf(__fsub_rn(M, m));
-  b = m_c == m ? 1.0f : __expf(__fsub_rn(m_c, m));
+  a = M == m ? 1.0f : exp2_ftz(__fsub_rn(M, m));
+  b = m_c == m ? 1.0f : exp2_ftz(__fsub_rn(m_c, m));
   return m;
 }
 __device__ __forceinline__ float fold_sum(float L, float a, float l_c, float b) { return fmaf(L, a, __fmul_rn(l_c, b)); }
@@ -88,7 +112,7 @@ struct FlashLayout {
   int64_t splits_per_block = 1;  // split mode: consecutive splits a block walks (each written out)
 };
 
-// Workspace per (query, head, split): [max, sum, out[HEAD_DIM]].
+// Workspace per (query, head, split): [max (log2 domain), sum, out[HEAD_DIM]].
 __device__ __forceinline__ float* partial_of(const PagedAttentionParams& p, const FlashLayout& f, int64_t t,
                                              int64_t head, int64_t split, int head_dim) {
   return static_cast<float*>(p.workspace) + ((t * p.num_heads + head) * f.max_splits + split) * (head_dim + 2);
@@ -173,9 +197,10 @@ __device__ __forceinline__ int32_t slot_of(const PagedAttentionParams& p, const 
   return table[page] * static_cast<int32_t>(size) + static_cast<int32_t>(at - page * size);
 }
 
-// Stages kTile K or V rows (slots[r]: row r's slot, -1: zeros) into swizzled shared memory with
-// THREADS threads. 32-bit offsets but for the slot's: the index math is most of a loader's code.
-template <typename T, int HEAD_DIM, int THREADS>
+// Stages kTile K or V rows (slots[r]: row r's slot, -1: zeros) into shared memory laid out by
+// Layout, with THREADS threads. 32-bit offsets but for the slot's: the index math is most of a
+// loader's code.
+template <typename T, int HEAD_DIM, int THREADS, typename Layout = LdmatrixLayout<HEAD_DIM>>
 __device__ __forceinline__ void stage_kv_rows(T* dst, const void* cache, const PagedAttentionParams& p, int kv_head,
                                               const int32_t* slots) {
   constexpr int C = kChunks<HEAD_DIM>, kRowsPerTrip = THREADS / C;
@@ -188,12 +213,37 @@ __device__ __forceinline__ void stage_kv_rows(T* dst, const void* cache, const P
     const int r = r0 + trip * kRowsPerTrip;
     const int32_t slot = slots[r];
     const bool valid = slot >= 0;
-    cp_async16(dst + swizzled<HEAD_DIM>(r, c), head_row + static_cast<int64_t>(valid ? slot : 0) * row_elems, valid);
+    cp_async16(dst + Layout::offset(r, c), head_row + static_cast<int64_t>(valid ? slot : 0) * row_elems, valid);
+  }
+}
+
+// Stages kTile rows of K and V (slots[r]: row r's slot, -1: zeros) into shared memory laid out by
+// Layout, with THREADS threads. A row's slot and offset are read and computed once for both
+// caches; 32-bit offsets but for the slot's: the index math is most of a loader's code.
+template <typename T, int HEAD_DIM, int THREADS, typename Layout = LdmatrixLayout<HEAD_DIM>>
+__device__ __forceinline__ void stage_kv_tile(T* k_dst, T* v_dst, const PagedAttentionParams& p, int kv_head,
+                                              const int32_t* slots) {
+  constexpr int C = kChunks<HEAD_DIM>, kRowsPerTrip = THREADS / C;
+  static_assert(kTile % kRowsPerTrip == 0, "whole trips");
+  const int c = threadIdx.x % C, r0 = threadIdx.x / C;
+  const int row_elems = static_cast<int>(p.num_kv_heads) * HEAD_DIM;
+  const int64_t head_offset = kv_head * HEAD_DIM + c * 8;
+  const T* k_row = static_cast<const T*>(p.k_cache) + head_offset;
+  const T* v_row = static_cast<const T*>(p.v_cache) + head_offset;
+#pragma unroll 8
+  for (int trip = 0; trip < kTile / kRowsPerTrip; ++trip) {
+    const int r = r0 + trip * kRowsPerTrip;
+    const int32_t slot = slots[r];
+    const bool valid = slot >= 0;
+    const int64_t offset = static_cast<int64_t>(valid ? slot : 0) * row_elems;
+    const int at = Layout::offset(r, c);
+    cp_async16(k_dst + at, k_row + offset, valid);
+    cp_async16(v_dst + at, v_row + offset, valid);
   }
 }
 
 // Stages the query rows [row0, row0 + rows) of a tile (ROWS buffer rows, zeros past `rows`).
-template <typename T, int HEAD_DIM, int ROWS, int THREADS>
+template <typename T, int HEAD_DIM, int ROWS, int THREADS, typename Layout = LdmatrixLayout<HEAD_DIM>>
 __device__ __forceinline__ void stage_q_rows(T* dst, const PagedAttentionParams& p, const FlashLayout& f,
                                              int64_t first, int kv_head, int row0, int rows) {
   constexpr int C = kChunks<HEAD_DIM>;
@@ -210,7 +260,7 @@ __device__ __forceinline__ void stage_q_rows(T* dst, const PagedAttentionParams&
       const int64_t t = first + row / f.group, head = kv_head * f.group + row % f.group;
       offset = (t * p.num_heads + head) * HEAD_DIM + c * 8;
     }
-    cp_async16(dst + swizzled<HEAD_DIM>(r, c), q + offset, valid);
+    cp_async16(dst + Layout::offset(r, c), q + offset, valid);
   }
 }
 
@@ -251,31 +301,38 @@ __device__ __forceinline__ void tile_scores(QA&& q_a, const T* kb, float (&score
   }
 }
 
-// The online softmax over the tile at pos0: scales and masks the scores, updates the rows' max and
-// sum, rescales the running output, and leaves the tile's weights in score.
+// The online softmax over the tile at pos0: masks the scores, updates the rows' max and sum,
+// rescales the running output, and leaves the tile's weights in score.
+//
+// Maxes live in the log2 domain (raw score * scale * log2(e)): a weight is one fused multiply-add
+// and one ex2 (exp2_ftz), not a multiply, a subtract and expf's range fix-up. The tile's max is
+// taken over the raw scores and scaled once: rounding is monotone and the scale positive
+// (flash_attention_supports checks it), so that is the max of the scaled scores.
 template <int DTILES>
 __device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, const RowInfo (&row)[2], int64_t pos0,
                                              float (&score)[8][4], RowState<DTILES>& s) {
   const int quad = threadIdx.x % 4;
-  const float scale = p.scale;
+  const float scale_log2 = __fmul_rn(p.scale, kLog2e);
   float corr[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const uint32_t hidden = hidden_positions(p, row[h], pos0, quad);
+    if (hidden != 0) {  // tiles on a causal diagonal or a tree's mask; all others see everything
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (hidden >> (2 * n + e) & 1u) score[n][2 * h + e] = -INFINITY;
+    }
     float big = -INFINITY;
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& v = score[n][2 * h + e];
-        v = __fmul_rn(v, scale);
-        if (hidden >> (2 * n + e) & 1u) v = -INFINITY;
-        big = fmaxf(big, v);
-      }
+      for (int e = 0; e < 2; ++e) big = fmaxf(big, score[n][2 * h + e]);
     big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 1));
     big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 2));
-    const float m_new = fmaxf(s.m[h], big);
-    corr[h] = s.m[h] == m_new ? 1.0f : __expf(__fsub_rn(s.m[h], m_new));
+    const float m_new = fmaxf(s.m[h], __fmul_rn(big, scale_log2));
+    corr[h] = s.m[h] == m_new ? 1.0f : exp2_ftz(__fsub_rn(s.m[h], m_new));
     const float base = m_new == -INFINITY ? 0.0f : m_new;
     float sum = 0.0f;
 #pragma unroll
@@ -283,7 +340,7 @@ __device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, cons
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         float& v = score[n][2 * h + e];
-        v = __expf(__fsub_rn(v, base));
+        v = exp2_ftz(fmaf(v, scale_log2, -base));
         sum = __fadd_rn(sum, v);
       }
     sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
@@ -291,10 +348,13 @@ __device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, cons
     s.l[h] = fmaf(s.l[h], corr[h], sum);
     s.m[h] = m_new;
   }
+  // Once a row's max settles its output needs no rescale (x * 1 is x: the same bits either way).
+  if (__any_sync(0xffffffffu, corr[0] != 1.0f || corr[1] != 1.0f)) {
 #pragma unroll
-  for (int d = 0; d < DTILES; ++d)
+    for (int d = 0; d < DTILES; ++d)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) s.o[d][e] = __fmul_rn(s.o[d][e], corr[e / 2]);
+      for (int e = 0; e < 4; ++e) s.o[d][e] = __fmul_rn(s.o[d][e], corr[e / 2]);
+  }
 }
 
 // out += P V: P (the weights, rounded to T) is the A operand straight from the score fragment.
@@ -315,6 +375,86 @@ __device__ __forceinline__ void tile_accumulate(const float (&score)[8][4], cons
       mma<T>(s.o[2 * d + 1], a, vf[2], vf[3]);
     }
   }
+}
+
+// A thread's share of the fused block's folded output: rows g and g + 8 (h = 0, 1) of its warp's
+// m16 tile, columns d * 8 + 2 * quad + {0, 1}; float2 slots XOR-swizzled by g so the 8 rows of a
+// store fall in different banks. Only the owning thread touches its slots (no barrier needed).
+//
+// Slot (4 d + quad) ^ 4 s with s = g % 4 (masked to the row) is 4 ((d % 4) ^ s) + quad + 16 (d / 4):
+// the XOR permutes within aligned groups of four, so a thread keeps one address per d % 4 and the
+// rest (rows g + 8, d / 4) are immediate offsets.
+template <int HEAD_DIM>
+struct TotalOut {
+  static constexpr int kGroups = HEAD_DIM / 8 < 4 ? HEAD_DIM / 8 : 4;
+  float2* group[kGroups];
+  __device__ TotalOut(float* base, int warp, int g, int quad) {
+    const int s = (g & 3) & ((HEAD_DIM / 2 - 1) >> 2);
+    float2* row = reinterpret_cast<float2*>(base) + (warp * 16 + g) * (HEAD_DIM / 2) + quad;
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j) group[j] = row + 4 * (j ^ s);
+  }
+  __device__ float2& at(int h, int d) const { return group[d % kGroups][8 * h * (HEAD_DIM / 2) + 16 * (d / 4)]; }
+  __device__ void zero() const {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int d = 0; d < HEAD_DIM / 8; ++d) at(h, d) = make_float2(0.0f, 0.0f);
+  }
+};
+
+// Fused mode: the split just walked (s) folded into the running result (max and sum in registers,
+// the output in shared memory). A split that saw nothing is skipped, as the merge skips it.
+template <int HEAD_DIM>
+__device__ __forceinline__ void fold_into_total(const RowState<HEAD_DIM / 8>& s, float (&total_m)[2],
+                                                float (&total_l)[2], const TotalOut<HEAD_DIM>& total) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (s.m[h] == -INFINITY) continue;
+    float fa, fb;
+    fold(total_m[h], total_l[h], s.m[h], s.l[h], fa, fb);
+#pragma unroll
+    for (int d = 0; d < HEAD_DIM / 8; ++d) {
+      float2& o = total.at(h, d);
+      o = make_float2(fold_out(o.x, fa, s.o[d][2 * h], fb), fold_out(o.y, fa, s.o[d][2 * h + 1], fb));
+    }
+  }
+}
+
+// Fused mode's end: the thread's two rows of the folded result, normalised, to p.out.
+template <typename T, int HEAD_DIM>
+__device__ __forceinline__ void write_total(const PagedAttentionParams& p, const RowInfo (&row)[2],
+                                            const float (&total_l)[2], const TotalOut<HEAD_DIM>& total) {
+  using P = typename Pair<T>::type;
+  const int quad = threadIdx.x % 4;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (!row[h].real) continue;  // a row that sees nothing gets zeros, as in split mode
+    T* out = static_cast<T*>(p.out) + (row[h].t * p.num_heads + row[h].head) * HEAD_DIM;
+#pragma unroll
+    for (int d = 0; d < HEAD_DIM / 8; ++d) {
+      const float2 o = total.at(h, d);
+      const float lo = finish(o.x, total_l[h]), hi = finish(o.y, total_l[h]);
+      const uint32_t packed = pack2<T>(lo, hi);
+      *reinterpret_cast<P*>(out + d * 8 + 2 * quad) = *reinterpret_cast<const P*>(&packed);
+    }
+  }
+}
+
+// The longest visible length of a block's rows [row0, row0 + rows) (it bounds the tiles the block
+// stages); WARPS warps, `scratch` one slot a warp in shared memory. Ends with a block barrier.
+template <int WARPS>
+__device__ __forceinline__ int64_t block_longest(const PagedAttentionParams& p, const FlashLayout& f, int64_t first,
+                                                 int kv_head, int row0, int rows, int64_t* scratch) {
+  int64_t len = 0;
+  if (static_cast<int>(threadIdx.x) < rows)
+    len = p.kv_len[entry_of(p, first + (row0 + static_cast<int>(threadIdx.x)) / f.group, kv_head)];
+  for (int offset = 16; offset > 0; offset /= 2) len = max(len, __shfl_xor_sync(0xffffffffu, len, offset));
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = len;
+  __syncthreads();
+  int64_t longest = 0;
+  for (int w = 0; w < WARPS; ++w) longest = max(longest, scratch[w]);
+  return longest;
 }
 
 // Split mode: the split's partial of the warp's rows into the workspace (merged by
@@ -374,5 +514,11 @@ void dispatch_head_dim(const PagedAttentionParams& p, Fn&& fn) {
 // flash_merge_kernel folds. f.row_blocks counts blocks of kDecodeRows rows.
 constexpr int kDecodeRows = 16;
 void flash_decode_split(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t stream);
+
+// flash_prefill_wgmma.cu: fused mode at head_dim 128 on the warpgroup MMA (64-row blocks, the same
+// f and the same bits as flash_attention_kernel's). False (nothing launched) where it cannot run:
+// not an sm_90 device, a build without sm_90a code, or DRIFT_CUDA_WGMMA_ATTENTION=0.
+bool flash_prefill_wgmma_available();
+bool flash_prefill_wgmma(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t stream);
 
 }  // namespace drift::cuda::flash
