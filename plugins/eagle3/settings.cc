@@ -46,6 +46,7 @@ Settings read_settings(const Host& host, const std::string& settings_toml) {
   s.shape.num_nodes = static_cast<int32_t>(t.integer("num_nodes", 0, 0, 4096));
   if (s.shape.kind == TreeKind::Static) s.shape.choices = choices(t);
   t.allow("choices");  // read only with tree = "static"
+  s.extension_rows = t.integer("extension_rows", 2048, 1, int64_t{1} << 24);
   s.keep_logits = t.boolean("keep_logits", false);
   t.finish();
   return s;

@@ -119,6 +119,24 @@ TEST_P(Eagle3Golden, CommittedTokensPerStepEqualTheReference) {
 INSTANTIATE_TEST_SUITE_P(Chain, Eagle3Golden, ::testing::Values(2, 4),
                          [](const auto& info) { return fmt::format("k{}", info.param); });
 
+// The head follows a forward's rows in windows of extension_rows: with 5, the 16 prompts' prefill
+// (one forward) runs in windows that cut prompts and cross from one prompt to the next, and a
+// window's rows attend to the draft KV the previous windows committed. Step for step the same
+// tokens as the reference (which follows each prompt whole).
+TEST(Eagle3, ExtensionWindowsCommitTheReferenceSteps) {
+  const nlohmann::json g = golden();
+  const auto reference = g.at("runs").at("4").at("steps").get<std::vector<std::vector<int32_t>>>();
+  const std::vector<Tokens> prompts = golden_prompts();
+  const int64_t new_tokens = g.at("new_tokens").get<int64_t>();
+  EngineConfig config = eagle3_config("tree = \"chain\"\ndepth = 4\nextension_rows = 5", 4);
+  config.engine.max_num_tokens = 1024;  // every prompt in the first forward
+  auto engine = Engine::from_config(config);
+  const auto runs = test::run_batch(*engine, prompts, {greedy(new_tokens + 5)});
+  const Steps steps = decode_steps(runs, reference);
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(steps.per_prompt[i], reference[i]) << "prompt " << i;
+  EXPECT_EQ(outputs_of(runs), plain_outputs(prompts, greedy(new_tokens + 5)));
+}
+
 struct Shape {
   const char* name;
   const char* settings;
@@ -292,6 +310,7 @@ TEST(Eagle3, BadSettingsAreLoadErrorsNamingTheKey) {
   EXPECT_THAT(load_error_for("depth = 0"), HasSubstr("setting 'depth' = 0 must be an integer in 1..4096"));
   EXPECT_THAT(load_error_for("topk = \"3\""), HasSubstr("setting 'topk'"));
   EXPECT_THAT(load_error_for("dept = 3"), HasSubstr("setting 'dept' is unknown"));
+  EXPECT_THAT(load_error_for("extension_rows = 0"), HasSubstr("setting 'extension_rows' = 0 must be an integer"));
   EXPECT_THAT(load_error_for("tree = \"static\""), HasSubstr("setting 'choices'"));
   EXPECT_THAT(load_error_for("tree = \"static\"\nchoices = [[0], [1, 0, 0]]"), HasSubstr("parent path is missing"));
   EXPECT_THAT(load_error_for("", "/nonexistent/head"), HasSubstr("/nonexistent/head/config.json"));
