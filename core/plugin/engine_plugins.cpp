@@ -91,6 +91,7 @@ int64_t EnginePlugins::match_prefix(Sequence& seq) {
 }
 
 void EnginePlugins::admitted(Sequence& seq) {
+  if (admission_check_) admission_check_(seq);
   if (caches(seq)) {
     cache_metrics_.queries++;
     cache_metrics_.hits += seq.num_computed > 0 ? 1 : 0;

@@ -57,6 +57,10 @@ class EnginePlugins final : public SchedulerObserver {
   const PluginHost& host() const { return host_; }
   void* stream() const { return stream_; }  // the backend stream hooks receive (StepInfo::stream)
 
+  // Runs on every request admitted, before its plugins hear of it (on_request_start): the
+  // speculator decides there whether the request starts with its draft provider.
+  void set_admission_check(std::function<void(Sequence&)> check) { admission_check_ = std::move(check); }
+
   // SchedulerObserver: admission, preemption and page shortage.
   int64_t match_prefix(Sequence& seq) override;
   void admitted(Sequence& seq) override;
@@ -98,6 +102,7 @@ class EnginePlugins final : public SchedulerObserver {
 
   KVCacheManager& kv_;
   ModelExecutor& executor_;
+  std::function<void(Sequence&)> admission_check_;
   void* stream_ = nullptr;     // the backend stream hooks receive (StepInfo::stream)
   EngineStateServices state_;  // before host_: plugins' destroy may still call services
   PluginHost host_;

@@ -29,14 +29,18 @@ class AdaptiveSpeculation {
   void observe_verification(uint64_t seq, int32_t drafted_depth, int32_t accepted);
 
   // The next step's budgets for `seqs` (caps: each one's configured budget, already limited to
-  // what it can still commit). base_rows / base_tokens: as DraftBudgetPolicy::choose. Requests
-  // not in `seqs` are forgotten (finished or no longer speculating).
+  // what it can still commit). base_rows / base_tokens / following_seconds: as
+  // DraftBudgetPolicy::choose. Requests not in `seqs` are forgotten (finished or no longer
+  // speculating). A step where following does not pay counts as kept at 0 for retirement.
   std::vector<int32_t> budgets(std::span<const uint64_t> seqs, std::span<const int32_t> caps, int64_t base_rows,
-                               int64_t base_tokens);
+                               int64_t base_tokens, double following_seconds = 0.0);
 
   // Whether the policy has kept `seq` at 0 for retire_after steps in a row (probes aside): the
   // caller may stop its provider from following it (PluginHost::retire_draft_provider).
   bool retired(uint64_t seq) const;
+  // Whether the policy has drafted for `seq` for its expected gain (not probes, with the following
+  // paid for) for retire_after steps in a row: its provider pays for it (ProviderRetirements::paid).
+  bool pays(uint64_t seq) const;
 
   // How often each budget was chosen (0 = a request kept from drafting that step).
   const std::map<int32_t, int64_t>& chosen() const { return chosen_; }
@@ -47,6 +51,7 @@ class AdaptiveSpeculation {
     AcceptanceRates rates;
     int32_t steps_without_draft = 0;
     int32_t kept_at_zero = 0;  // the policy's own zeros in a row (probes do not count)
+    int32_t paying = 0;        // steps in a row drafted for gain, following paid for
   };
   RequestState& state(uint64_t seq);
 

@@ -43,7 +43,7 @@ std::vector<int32_t> depth_caps(int32_t deepest) {
 
 BudgetChoice DraftBudgetPolicy::choose(int64_t base_rows, int64_t base_tokens,
                                        const std::vector<BudgetRequest>& requests, const StepTimeCurve& step_time,
-                                       const DraftCost& draft_cost) const {
+                                       const DraftCost& draft_cost, double following_seconds) const {
   BudgetChoice choice;
   choice.budgets.assign(requests.size(), 0);
   choice.probes.assign(requests.size(), false);
@@ -57,9 +57,11 @@ BudgetChoice DraftBudgetPolicy::choose(int64_t base_rows, int64_t base_tokens,
   for (size_t total = 0; total <= gains.size(); ++total)
     forward_seconds[total] = *step_time.predict(base_rows + static_cast<int64_t>(total));
   auto rate = [&](double tokens, size_t total, int32_t deepest) {
-    const double seconds = forward_seconds[total] + draft_cost.predict(deepest, static_cast<int64_t>(total));
+    const double seconds =
+        forward_seconds[total] + draft_cost.predict(deepest, static_cast<int64_t>(total)) + following_seconds;
     return seconds > 0.0 ? tokens / seconds : 0.0;
   };
+  const double plain = forward_seconds[0] > 0.0 ? static_cast<double>(base_tokens) / forward_seconds[0] : 0.0;
 
   int32_t deepest_allowed = 0;
   for (const Gain& g : gains) deepest_allowed = std::max(deepest_allowed, g.depth);
@@ -100,6 +102,7 @@ BudgetChoice DraftBudgetPolicy::choose(int64_t base_rows, int64_t base_tokens,
     }
   }
   choice.predicted_rate = best;
+  choice.following_pays = following_seconds <= 0.0 || best > plain;
   return choice;
 }
 

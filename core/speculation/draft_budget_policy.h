@@ -44,6 +44,10 @@ struct BudgetChoice {
   std::vector<int32_t> budgets;  // per request, in order
   std::vector<bool> probes;      // per request: its budget is a probe (the policy itself chose 0)
   double predicted_rate = 0.0;   // committed tokens per second the choice expects (0: no timing yet)
+  // Whether speculating beats decoding without the providers once their per-step work (following
+  // every forward, whatever the budgets) is counted: false when the best rate, paying it, is below
+  // plain decoding's. A step where it does not pay is one the requests were kept from drafting.
+  bool following_pays = true;
 };
 
 class DraftBudgetPolicy {
@@ -52,9 +56,12 @@ class DraftBudgetPolicy {
 
   // base_rows: the step's forward rows without drafts (one per decoding request, plus prefill
   // rows); base_tokens: the tokens it commits without drafts (one per decoding request, whether
-  // it speculates or not). Until the curve has seen a forward the configured budgets are used.
+  // it speculates or not); following_seconds: the providers' per-step work while they follow the
+  // requests (draft models' forward hooks), paid at any budget. Until the curve has seen a
+  // forward the configured budgets are used.
   BudgetChoice choose(int64_t base_rows, int64_t base_tokens, const std::vector<BudgetRequest>& requests,
-                      const StepTimeCurve& step_time, const DraftCost& draft_cost) const;
+                      const StepTimeCurve& step_time, const DraftCost& draft_cost,
+                      double following_seconds = 0.0) const;
 
  private:
   DraftBudgetOptions options_;

@@ -40,6 +40,7 @@ Speculator::Speculator(SpeculationOptions options, int64_t max_seq_len, const KV
 void Speculator::attach(EnginePlugins* plugins, const KvViewShape& shape) {
   plugins_ = plugins;
   view_shape_ = shape;
+  if (plugins_) plugins_->set_admission_check([this](Sequence& seq) { admit(seq); });
 }
 
 void Speculator::set_acceptance_rule(AcceptanceRule rule) {
@@ -68,6 +69,16 @@ void Speculator::start(Sequence& seq) const {
   const int64_t capacity = kv_.num_pages() * kv_.block_size();
   const int64_t worst = worst_case_pages(seq, max_seq_len_, kv_) * kv_.block_size();
   seq.draft_room = std::clamp<int64_t>(capacity - worst, 0, options_.max_draft_tokens);
+}
+
+void Speculator::admit(Sequence& seq) {
+  if (!adaptive_ || !seq.speculate || retirements_.admit(provider_of(seq))) return;
+  seq.speculate = false;  // its provider never follows it; the draft room stays reserved (harmless)
+  metrics_.retired_requests++;
+}
+
+const std::string& Speculator::provider_of(const Sequence& seq) const {
+  return seq.draft_provider.empty() ? plugins_->host().draft_provider_name() : seq.draft_provider;
 }
 
 // ---- Verification -----------------------------------------------------------------------------
@@ -126,6 +137,7 @@ void Speculator::record_verification(std::span<const KvView> views, const Schedu
 
 void Speculator::record_step_time(int64_t rows, double seconds) {
   step_seconds_ += seconds;
+  ++steps_;
   if (adaptive_) adaptive_->observe_forward(rows, seconds);
 }
 
@@ -224,20 +236,39 @@ std::vector<int32_t> Speculator::budgets(std::span<Sequence* const> drafting, st
   }
   const auto decoding = static_cast<int64_t>(std::count_if(
       running.begin(), running.end(), [](const Sequence* s) { return s->total_len() - s->num_computed == 1; }));
-  std::vector<int32_t> chosen = adaptive_->budgets(ids, caps, decoding, decoding);
+  std::vector<int32_t> chosen = adaptive_->budgets(ids, caps, decoding, decoding, following_seconds());
   for (int32_t b : chosen) metrics_.draft_budgets[b]++;
   // A request the policy has long kept from drafting stops paying for its provider's per-step
   // work (a draft model following every forward), where that work is a visible share of a step.
   constexpr double kVisibleShare = 0.03;
   const bool following_costs = metrics_.draft_timing.forward_hook_seconds > kVisibleShare * step_seconds_;
-  for (size_t i = 0; i < drafting.size(); ++i)
+  for (size_t i = 0; i < drafting.size(); ++i) {
     if (following_costs && adaptive_->retired(drafting[i]->id)) {
       plugins_->host().retire_draft_provider(drafting[i]->draft_provider, drafting[i]->id);
+      retirements_.retired(provider_of(*drafting[i]));
       drafting[i]->speculate = false;
       chosen[i] = 0;
       metrics_.retired_requests++;
+    } else if (adaptive_->pays(drafting[i]->id)) {
+      retirements_.paid(provider_of(*drafting[i]));
     }
+  }
   return chosen;
+}
+
+// What the draft providers' forward hooks (a draft model following every forward) cost a step
+// while they follow requests: the steps since the last call, smoothed (a prefill's extension is a
+// one-step spike). Steps where nothing was followed (every request retired) leave it as it was:
+// it is the price of following again.
+double Speculator::following_seconds() {
+  const double hooks = metrics_.draft_timing.forward_hook_seconds;
+  if (steps_ > steps_seen_ && hooks > hook_seconds_seen_) {
+    const double per_step = (hooks - hook_seconds_seen_) / static_cast<double>(steps_ - steps_seen_);
+    following_seconds_ = steps_seen_ == 0 ? per_step : 0.9 * following_seconds_ + 0.1 * per_step;
+  }
+  hook_seconds_seen_ = hooks;
+  steps_seen_ = steps_;
+  return following_seconds_;
 }
 
 // Deepest draft node worth verifying: one that, accepted, still leaves room for the bonus token

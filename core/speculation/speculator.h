@@ -24,6 +24,7 @@
 #include "core/speculation/acceptance.h"
 #include "core/speculation/adaptive_speculation.h"
 #include "core/speculation/kv_view_batch.h"
+#include "core/speculation/provider_retirements.h"
 #include "core/speculation/speculation_options.h"
 #include "core/speculation/verification_metrics.h"
 
@@ -39,7 +40,7 @@ struct SpeculatorMetrics {
   VerificationMetrics& verification;
   DraftTiming& draft_timing;
   std::map<int32_t, int64_t>& draft_budgets;  // adaptive speculation's chosen budgets -> times
-  int64_t& retired_requests;                  // requests adaptive speculation stopped drafting for
+  int64_t& retired_requests;                  // requests adaptive speculation stopped drafting for (at admission too)
 };
 
 class Speculator {
@@ -58,6 +59,9 @@ class Speculator {
   // Whether the request speculates, with which provider, and the draft room the capacity policy
   // reserves for it.
   void start(Sequence& seq) const;
+  // At admission (before the plugins hear of the request): adaptive speculation starts it without
+  // its provider when that provider's last requests were all retired (ProviderRetirements).
+  void admit(Sequence& seq);
 
   // ---- Verification ------------------------------------------------------------------------
   // The verification policy's views, one per chunk of `scheduled` (empty: every chunk attends
@@ -87,6 +91,8 @@ class Speculator {
  private:
   bool still_drafts(Sequence& seq);
   int64_t depth_limit(const Sequence& seq) const;
+  const std::string& provider_of(const Sequence& seq) const;
+  double following_seconds();
   std::vector<DraftTree> propose(int64_t step, std::span<const DraftRequest> requests);
   // The budgets of the next trees: [speculative] max_draft_tokens each, or adaptive speculation's.
   std::vector<int32_t> budgets(std::span<Sequence* const> drafting, std::span<Sequence* const> running);
@@ -100,7 +106,12 @@ class Speculator {
   EnginePlugins* plugins_ = nullptr;  // null: nothing drafts, every view is full
   KvViewShape view_shape_;
   std::optional<speculation::AdaptiveSpeculation> adaptive_;  // with options_.adaptive
+  speculation::ProviderRetirements retirements_;              // adaptive speculation's, across requests
   double step_seconds_ = 0.0;                                 // record_step_time's sum
+  int64_t steps_ = 0;                                         // record_step_time's calls
+  // The providers' forward-hook seconds a step (following_seconds()), and where it was last read.
+  double following_seconds_ = 0.0, hook_seconds_seen_ = 0.0;
+  int64_t steps_seen_ = 0;
 };
 
 }  // namespace drift

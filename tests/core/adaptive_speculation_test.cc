@@ -164,6 +164,36 @@ TEST(DraftBudgetPolicy, DraftsWhereRowsAreFreeAndNotWhereTheyCostAStep) {
   EXPECT_EQ(costly.budgets[1], 0);
 }
 
+// A row of a verify forward costs a quarter of a decode step; the request's first draft token is
+// accepted 55% of the time: drafting one token pays (1.55 tokens in 1.25 steps) -- unless the
+// provider's per-step following work (a draft model's forward hooks) is counted too.
+StepTimeCurve quarter_step_rows() {
+  StepTimeCurve curve;
+  for (int64_t rows : {1, 2, 3, 5}) curve.observe(rows, 0.0075 + 0.0025 * rows);
+  return curve;
+}
+void observe_55_percent(AcceptanceRates& rates, int n) {
+  for (int i = 0; i < n; ++i) rates.observe(1, i % 20 < 11 ? 1 : 0);
+}
+
+TEST(DraftBudgetPolicy, CountsTheFollowingCostInWhetherSpeculationPaysAtAll) {
+  AcceptanceRates rates(1);
+  observe_55_percent(rates, 400);
+  const StepTimeCurve curve = quarter_step_rows();
+  DraftBudgetPolicy policy;
+  const BudgetChoice free_following = policy.choose(1, 1, {{&rates, 1, 0}}, curve, DraftCost{});
+  EXPECT_EQ(free_following.budgets[0], 1);
+  EXPECT_TRUE(free_following.following_pays);
+  // 1.55 tokens in 12.5 + 1 ms beats 1 token in 10 ms; in 12.5 + 4 ms it does not. The draft is
+  // still taken (the following is paid this step either way), but speculating no longer pays.
+  const BudgetChoice light = policy.choose(1, 1, {{&rates, 1, 0}}, curve, DraftCost{}, 0.001);
+  EXPECT_EQ(light.budgets[0], 1);
+  EXPECT_TRUE(light.following_pays);
+  const BudgetChoice heavy = policy.choose(1, 1, {{&rates, 1, 0}}, curve, DraftCost{}, 0.004);
+  EXPECT_EQ(heavy.budgets[0], 1);
+  EXPECT_FALSE(heavy.following_pays);
+}
+
 TEST(DraftBudgetPolicy, ProbesARequestItKeptAtZeroAndUsesTheFixedBudgetsBeforeAnyTiming) {
   AcceptanceRates poor(4);
   for (int i = 0; i < 50; ++i) poor.observe(4, 0);
@@ -245,7 +275,9 @@ TEST(AdaptiveSpeculation, RetiresARequestKeptAtZeroForRetireAfterSteps) {
       last_positive = step;
       adaptive.observe_verification(1, b[0], 0);
     }
-    if (step >= 10) EXPECT_EQ(b[1], 4) << "step " << step;
+    if (step >= 10) {
+      EXPECT_EQ(b[1], 4) << "step " << step;
+    }
     adaptive.observe_verification(2, b[1], b[1]);
     EXPECT_FALSE(adaptive.retired(2));  // accepted in full: drafted to its cap
   }
@@ -253,6 +285,40 @@ TEST(AdaptiveSpeculation, RetiresARequestKeptAtZeroForRetireAfterSteps) {
   EXPECT_LT(retired_at, 60);
   EXPECT_GT(probes_after_zero, 0);
   EXPECT_FALSE(adaptive.retired(99));
+  // What ProviderRetirements hears: the policy has drafted for 2 all along (it pays), not for 1.
+  EXPECT_TRUE(adaptive.pays(2));
+  EXPECT_FALSE(adaptive.pays(1));
+  EXPECT_FALSE(adaptive.pays(99));
+}
+
+}  // namespace
+}  // namespace drift::speculation
+
+namespace drift::speculation {
+namespace {
+
+// The engine-facing side: steps where following does not pay count as kept at 0, so a request
+// whose drafts are accepted but do not pay for its provider's following is retired; with a light
+// following it drafts on.
+TEST(AdaptiveSpeculation, RetiresARequestWhoseDraftsDoNotPayForTheFollowing) {
+  for (const double following : {0.004, 0.001}) {
+    AdaptiveSpeculation adaptive(1, DraftBudgetOptions{32, 1, 10});
+    for (int64_t rows : {1, 2, 3, 5}) adaptive.observe_forward(rows, 0.0075 + 0.0025 * rows);
+    const std::vector<uint64_t> seqs = {1};
+    const std::vector<int32_t> caps = {1};
+    int step = 0;
+    for (; step < 40 && !adaptive.retired(1); ++step) {
+      const int32_t b = adaptive.budgets(seqs, caps, 1, 1, following)[0];
+      if (b > 0) adaptive.observe_verification(1, b, step % 20 < 11 ? 1 : 0);
+    }
+    if (following > 0.002) {
+      EXPECT_TRUE(adaptive.retired(1)) << "following " << following;
+      EXPECT_FALSE(adaptive.pays(1));
+    } else {
+      EXPECT_FALSE(adaptive.retired(1)) << "following " << following;
+      EXPECT_TRUE(adaptive.pays(1));
+    }
+  }
 }
 
 }  // namespace
