@@ -197,10 +197,9 @@ __device__ __forceinline__ int32_t slot_of(const PagedAttentionParams& p, const 
   return table[page] * static_cast<int32_t>(size) + static_cast<int32_t>(at - page * size);
 }
 
-// Stages kTile K or V rows (slots[r]: row r's slot, -1: zeros) into shared memory laid out by
-// Layout, with THREADS threads. 32-bit offsets but for the slot's: the index math is most of a
-// loader's code.
-template <typename T, int HEAD_DIM, int THREADS, typename Layout = LdmatrixLayout<HEAD_DIM>>
+// Stages kTile K or V rows (slots[r]: row r's slot, -1: zeros) into swizzled shared memory with
+// THREADS threads. 32-bit offsets but for the slot's: the index math is most of a loader's code.
+template <typename T, int HEAD_DIM, int THREADS>
 __device__ __forceinline__ void stage_kv_rows(T* dst, const void* cache, const PagedAttentionParams& p, int kv_head,
                                               const int32_t* slots) {
   constexpr int C = kChunks<HEAD_DIM>, kRowsPerTrip = THREADS / C;
@@ -213,7 +212,7 @@ __device__ __forceinline__ void stage_kv_rows(T* dst, const void* cache, const P
     const int r = r0 + trip * kRowsPerTrip;
     const int32_t slot = slots[r];
     const bool valid = slot >= 0;
-    cp_async16(dst + Layout::offset(r, c), head_row + static_cast<int64_t>(valid ? slot : 0) * row_elems, valid);
+    cp_async16(dst + swizzled<HEAD_DIM>(r, c), head_row + static_cast<int64_t>(valid ? slot : 0) * row_elems, valid);
   }
 }
 
@@ -357,6 +356,16 @@ __device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, cons
   }
 }
 
+// P of positions [16 j, 16 j + 16) (the weights, rounded to T) as an m16n8k16 A fragment, straight
+// from the score fragment: the A operand of P V for mma.sync and for wgmma alike.
+template <typename T>
+__device__ __forceinline__ void weights_fragment(const float (&score)[8][4], int j, uint32_t (&a)[4]) {
+  a[0] = pack2<T>(score[2 * j][0], score[2 * j][1]);
+  a[1] = pack2<T>(score[2 * j][2], score[2 * j][3]);
+  a[2] = pack2<T>(score[2 * j + 1][0], score[2 * j + 1][1]);
+  a[3] = pack2<T>(score[2 * j + 1][2], score[2 * j + 1][3]);
+}
+
 // out += P V: P (the weights, rounded to T) is the A operand straight from the score fragment.
 template <typename T, int HEAD_DIM>
 __device__ __forceinline__ void tile_accumulate(const float (&score)[8][4], const T* vb,
@@ -364,9 +373,8 @@ __device__ __forceinline__ void tile_accumulate(const float (&score)[8][4], cons
   const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const uint32_t a[4] = {pack2<T>(score[2 * j][0], score[2 * j][1]), pack2<T>(score[2 * j][2], score[2 * j][3]),
-                           pack2<T>(score[2 * j + 1][0], score[2 * j + 1][1]),
-                           pack2<T>(score[2 * j + 1][2], score[2 * j + 1][3])};
+    uint32_t a[4];
+    weights_fragment<T>(score, j, a);
 #pragma unroll
     for (int d = 0; d < HEAD_DIM / 16; ++d) {
       uint32_t vf[4];

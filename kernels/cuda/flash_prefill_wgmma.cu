@@ -142,12 +142,7 @@ __global__ void __launch_bounds__(kThreads) flash_prefill_wgmma_kernel(PagedAtte
 
     uint32_t a[4][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      a[j][0] = pack2<T>(score[2 * j][0], score[2 * j][1]);
-      a[j][1] = pack2<T>(score[2 * j][2], score[2 * j][3]);
-      a[j][2] = pack2<T>(score[2 * j + 1][0], score[2 * j + 1][1]);
-      a[j][3] = pack2<T>(score[2 * j + 1][2], score[2 * j + 1][3]);
-    }
+    for (int j = 0; j < 4; ++j) weights_fragment<T>(score, j, a[j]);
     wgmma::pin(s.o);
     wgmma::fence();
 #pragma unroll
