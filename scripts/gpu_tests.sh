@@ -40,9 +40,10 @@ if [ "${MEMCHECK:-1}" != 0 ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   # The attention kernels a small model never reaches: the one-warp decode kernel (many split
   # tasks: the chain test's 8300-token prefix), the 64-row split and fused kernels and, at head_dim
-  # 128 on sm_90, the warpgroup (wgmma) one (the 20-node chains behind 600 queries).
+  # 128 on sm_90, the 64-row warpgroup (wgmma) one (the 20-node chains behind 600 queries)
+  # and the 128-row one prefill runs (whole prompts in one forward).
   compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/backend_ops_test --gtest_brief=1 \
-    --gtest_filter='Storage/CudaAttentionTest.BatchInvariantAcrossCompositionAndChainVerification/bf16' 2>&1 |
+    --gtest_filter='Storage/CudaAttentionTest.BatchInvariantAcrossCompositionAndChainVerification/bf16:Storage/CudaAttentionTest.PrefillRowsEqualTheSameQueriesDecodedAlone/bf16' 2>&1 |
     tee "$out/memcheck-attention.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi

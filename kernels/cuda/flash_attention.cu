@@ -295,9 +295,11 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
                      f.max_splits > 65535;  // grid.z's limit (before splits_per_block)
   const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads * f.row_blocks));
   if (fused) {
-    // The warpgroup kernel computes all 64 rows of a block: worth it when tiles fill them (prefill,
-    // big trees), not for decode's few rows a tile (the mma.sync kernel skips empty warps). The bits
-    // are the same either way.
+    // The warpgroup kernels compute all 64 rows of a warpgroup: worth it when tiles fill them
+    // (prefill: the 128-row kernel; trees of 16-31 nodes at GQA 4: the 64-row one), not for
+    // decode's few rows a tile (the mma.sync kernel skips empty warps). The bits are the same
+    // either way.
+    if (tile_queries * f.group >= 2 * kRows && flash_prefill_wgmma_wide(p, f, stream)) return;
     if (tile_queries * f.group >= kRows && flash_prefill_wgmma(p, f, stream)) return;
     opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, true>>(Block::kFusedSmemBytes);
     flash_attention_kernel<T, HEAD_DIM, true><<<grid, kWarps * 32, Block::kFusedSmemBytes, stream>>>(p, f);

@@ -216,21 +216,21 @@ __device__ __forceinline__ void stage_kv_rows(T* dst, const void* cache, const P
   }
 }
 
-// Stages kTile rows of K and V (slots[r]: row r's slot, -1: zeros) into shared memory laid out by
+// Stages ROWS rows of K and V (slots[r]: row r's slot, -1: zeros) into shared memory laid out by
 // Layout, with THREADS threads. A row's slot and offset are read and computed once for both
 // caches; 32-bit offsets but for the slot's: the index math is most of a loader's code.
-template <typename T, int HEAD_DIM, int THREADS, typename Layout = LdmatrixLayout<HEAD_DIM>>
+template <typename T, int HEAD_DIM, int THREADS, typename Layout = LdmatrixLayout<HEAD_DIM>, int ROWS = kTile>
 __device__ __forceinline__ void stage_kv_tile(T* k_dst, T* v_dst, const PagedAttentionParams& p, int kv_head,
                                               const int32_t* slots) {
   constexpr int C = kChunks<HEAD_DIM>, kRowsPerTrip = THREADS / C;
-  static_assert(kTile % kRowsPerTrip == 0, "whole trips");
+  static_assert(ROWS % kRowsPerTrip == 0, "whole trips");
   const int c = threadIdx.x % C, r0 = threadIdx.x / C;
   const int row_elems = static_cast<int>(p.num_kv_heads) * HEAD_DIM;
   const int64_t head_offset = kv_head * HEAD_DIM + c * 8;
   const T* k_row = static_cast<const T*>(p.k_cache) + head_offset;
   const T* v_row = static_cast<const T*>(p.v_cache) + head_offset;
 #pragma unroll 8
-  for (int trip = 0; trip < kTile / kRowsPerTrip; ++trip) {
+  for (int trip = 0; trip < ROWS / kRowsPerTrip; ++trip) {
     const int r = r0 + trip * kRowsPerTrip;
     const int32_t slot = slots[r];
     const bool valid = slot >= 0;
@@ -307,14 +307,21 @@ __device__ __forceinline__ void tile_scores(QA&& q_a, const T* kb, float (&score
 // and one ex2 (exp2_ftz), not a multiply, a subtract and expf's range fix-up. The tile's max is
 // taken over the raw scores and scaled once: rounding is monotone and the scale positive
 // (flash_attention_supports checks it), so that is the max of the scaled scores.
+//
+// In two parts, so a kernel can compute one tile's weights while the tensor cores still add the
+// previous tile's P V into the output: tile_weights (masks, max, weights, sum; corr: the factor
+// the output must be rescaled by) and rescale_output.
+// may_hide = false: the caller knows every row sees the whole tile (no mask to look up).
 template <int DTILES>
-__device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, const RowInfo (&row)[2], int64_t pos0,
-                                             float (&score)[8][4], RowState<DTILES>& s) {
+__device__ __forceinline__ void tile_weights(const PagedAttentionParams& p, const RowInfo (&row)[2], int64_t pos0,
+                                             float (&score)[8][4], RowState<DTILES>& s, float (&corr)[2],
+                                             bool may_hide = true) {
   const int quad = threadIdx.x % 4;
   const float scale_log2 = __fmul_rn(p.scale, kLog2e);
-  float corr[2];
+  // The thread's two rows go through each stage together: their chains are independent, and a
+  // warp that runs them one after the other waits on every step's latency twice.
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
+  for (int h = 0; h < 2 && may_hide; ++h) {
     const uint32_t hidden = hidden_positions(p, row[h], pos0, quad);
     if (hidden != 0) {  // tiles on a causal diagonal or a tree's mask; all others see everything
 #pragma unroll
@@ -323,37 +330,70 @@ __device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, cons
         for (int e = 0; e < 2; ++e)
           if (hidden >> (2 * n + e) & 1u) score[n][2 * h + e] = -INFINITY;
     }
-    float big = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) big = fmaxf(big, score[n][2 * h + e]);
-    big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 1));
-    big = fmaxf(big, __shfl_xor_sync(0xffffffffu, big, 2));
-    const float m_new = fmaxf(s.m[h], __fmul_rn(big, scale_log2));
-    corr[h] = s.m[h] == m_new ? 1.0f : exp2_ftz(__fsub_rn(s.m[h], m_new));
-    const float base = m_new == -INFINITY ? 0.0f : m_new;
-    float sum = 0.0f;
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& v = score[n][2 * h + e];
-        v = exp2_ftz(fmaf(v, scale_log2, -base));
-        sum = __fadd_rn(sum, v);
-      }
-    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
-    sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
-    s.l[h] = fmaf(s.l[h], corr[h], sum);
-    s.m[h] = m_new;
   }
-  // Once a row's max settles its output needs no rescale (x * 1 is x: the same bits either way).
+  // The max as a tree (a max is exact: any order gives the same value).
+  float big[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float m[8];
+#pragma unroll
+    for (int n = 0; n < 8; ++n) m[n] = fmaxf(score[n][2 * h], score[n][2 * h + 1]);
+#pragma unroll
+    for (int width = 4; width >= 1; width /= 2)
+#pragma unroll
+      for (int n = 0; n < width; ++n) m[n] = fmaxf(m[n], m[n + width]);
+    big[h] = m[0];
+  }
+#pragma unroll
+  for (int lanes = 1; lanes <= 2; lanes *= 2)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) big[h] = fmaxf(big[h], __shfl_xor_sync(0xffffffffu, big[h], lanes));
+  float m_new[2], base[2], sum[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    m_new[h] = fmaxf(s.m[h], __fmul_rn(big[h], scale_log2));
+    corr[h] = s.m[h] == m_new[h] ? 1.0f : exp2_ftz(__fsub_rn(s.m[h], m_new[h]));
+    base[h] = m_new[h] == -INFINITY ? 0.0f : m_new[h];
+  }
+  // A row's sum adds its weights in column order (the order every kernel uses).
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float& v = score[n][2 * h + e];
+        v = exp2_ftz(fmaf(v, scale_log2, -base[h]));
+        sum[h] = __fadd_rn(sum[h], v);
+      }
+#pragma unroll
+  for (int lanes = 1; lanes <= 2; lanes *= 2)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sum[h] = __fadd_rn(sum[h], __shfl_xor_sync(0xffffffffu, sum[h], lanes));
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    s.l[h] = fmaf(s.l[h], corr[h], sum[h]);
+    s.m[h] = m_new[h];
+  }
+}
+
+// Once a row's max settles its output needs no rescale (x * 1 is x: the same bits either way).
+template <int DTILES>
+__device__ __forceinline__ void rescale_output(RowState<DTILES>& s, const float (&corr)[2]) {
   if (__any_sync(0xffffffffu, corr[0] != 1.0f || corr[1] != 1.0f)) {
 #pragma unroll
     for (int d = 0; d < DTILES; ++d)
 #pragma unroll
       for (int e = 0; e < 4; ++e) s.o[d][e] = __fmul_rn(s.o[d][e], corr[e / 2]);
   }
+}
+
+template <int DTILES>
+__device__ __forceinline__ void tile_softmax(const PagedAttentionParams& p, const RowInfo (&row)[2], int64_t pos0,
+                                             float (&score)[8][4], RowState<DTILES>& s) {
+  float corr[2];
+  tile_weights(p, row, pos0, score, s, corr);
+  rescale_output(s, corr);
 }
 
 // P of positions [16 j, 16 j + 16) (the weights, rounded to T) as an m16n8k16 A fragment, straight
@@ -528,5 +568,8 @@ void flash_decode_split(const PagedAttentionParams& p, const FlashLayout& f, cud
 // not an sm_90 device, a build without sm_90a code, or DRIFT_CUDA_WGMMA_ATTENTION=0.
 bool flash_prefill_wgmma_available();
 bool flash_prefill_wgmma(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t stream);
+// flash_prefill_wgmma_wide.cu: the same for tiles of 128 rows and more (prefill), on 128-row blocks
+// of two warpgroups sharing 128-position K/V tiles. f as flash_prefill_wgmma's (64-row blocks).
+bool flash_prefill_wgmma_wide(const PagedAttentionParams& p, const FlashLayout& f, cudaStream_t stream);
 
 }  // namespace drift::cuda::flash

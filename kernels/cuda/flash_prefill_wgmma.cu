@@ -1,4 +1,5 @@
-// Fused-mode attention at head_dim 128 on Hopper's warpgroup MMA (sm_90a): what prefill runs.
+// Fused-mode attention at head_dim 128 on Hopper's warpgroup MMA (sm_90a) for tiles of 64 to 127
+// rows (trees of 16 to 31 nodes at GQA 4; prefill's 256-row tiles run flash_prefill_wgmma_wide.cu).
 //
 // The same work split, walk and arithmetic as flash_attention.cu's fused kernel (a block owns one
 // query tile, one kv head and 64 (query, group head) rows; 64-position K/V tiles, cp.async

@@ -61,20 +61,43 @@ __device__ __forceinline__ void pin(float (&d)[N8][4]) {
   "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 
 // d (64 x 64) += A (64 x 16, shared, K-major) * B (16 x 64, shared, K-major: stored as 64 rows of
-// k). TYPE: "f16" or "bf16". scale-d is 1 (accumulate), as mma.sync's C = D.
+// k). TYPE: "f16" or "bf16".
 #define DRIFT_WGMMA_M64N64K16_SS(TYPE)                                                    \
   asm volatile(                                                                           \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                        \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " " DRIFT_WGMMA_REGS_32 \
       ", %32, %33, p, 1, 1, 0, 0;\n}\n"                                                   \
       : DRIFT_WGMMA_ACC_N64                                                               \
-      : "l"(a), "l"(b), "r"(1))
+      : "l"(a), "l"(b), "r"(accumulate))
+// accumulate = 0: d = A B (d's old values are not read: no zeroing before the first k step).
 template <typename T>
-__device__ __forceinline__ void m64n64k16_ss(float (&d)[8][4], uint64_t a, uint64_t b) {
+__device__ __forceinline__ void m64n64k16_ss(float (&d)[8][4], uint64_t a, uint64_t b, int accumulate = 1) {
   if constexpr (std::is_same_v<T, __half>)
     DRIFT_WGMMA_M64N64K16_SS("f16");
   else
     DRIFT_WGMMA_M64N64K16_SS("bf16");
+}
+
+// d (64 x 128) += A (64 x 16, shared, K-major) * B (16 x 128, shared, K-major: stored as 128 rows of
+// k). d as two 64-column halves (lo: columns 0-63), each in the m64n64 fragment order.
+#define DRIFT_WGMMA_ACC_LO(i) "+f"(lo[i][0]), "+f"(lo[i][1]), "+f"(lo[i][2]), "+f"(lo[i][3])
+#define DRIFT_WGMMA_ACC_HI(i) "+f"(hi[i][0]), "+f"(hi[i][1]), "+f"(hi[i][2]), "+f"(hi[i][3])
+#define DRIFT_WGMMA_M64N128K16_SS(TYPE)                                                                   \
+  asm volatile(                                                                                           \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                        \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " DRIFT_WGMMA_REGS_64                \
+      ", %64, %65, p, 1, 1, 0, 0;\n}\n"                                                                   \
+      : DRIFT_WGMMA_ACC_LO(0), DRIFT_WGMMA_ACC_LO(1), DRIFT_WGMMA_ACC_LO(2), DRIFT_WGMMA_ACC_LO(3),          \
+        DRIFT_WGMMA_ACC_LO(4), DRIFT_WGMMA_ACC_LO(5), DRIFT_WGMMA_ACC_LO(6), DRIFT_WGMMA_ACC_LO(7),          \
+        DRIFT_WGMMA_ACC_HI(0), DRIFT_WGMMA_ACC_HI(1), DRIFT_WGMMA_ACC_HI(2), DRIFT_WGMMA_ACC_HI(3),          \
+        DRIFT_WGMMA_ACC_HI(4), DRIFT_WGMMA_ACC_HI(5), DRIFT_WGMMA_ACC_HI(6), DRIFT_WGMMA_ACC_HI(7)           \
+      : "l"(a), "l"(b), "r"(1))
+template <typename T>
+__device__ __forceinline__ void m64n128k16_ss(float (&lo)[8][4], float (&hi)[8][4], uint64_t a, uint64_t b) {
+  if constexpr (std::is_same_v<T, __half>)
+    DRIFT_WGMMA_M64N128K16_SS("f16");
+  else
+    DRIFT_WGMMA_M64N128K16_SS("bf16");
 }
 
 // d (64 x 128) += A (64 x 16, registers: the m16n8k16 A fragment of the thread's warp rows) * B (16 x
@@ -95,6 +118,9 @@ __device__ __forceinline__ void m64n128k16_rs_tn(float (&d)[16][4], const uint32
 }
 
 #undef DRIFT_WGMMA_M64N128K16_RS_TN
+#undef DRIFT_WGMMA_M64N128K16_SS
+#undef DRIFT_WGMMA_ACC_HI
+#undef DRIFT_WGMMA_ACC_LO
 #undef DRIFT_WGMMA_M64N64K16_SS
 #undef DRIFT_WGMMA_REGS_64
 #undef DRIFT_WGMMA_REGS_32
