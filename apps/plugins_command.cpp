@@ -4,10 +4,10 @@
 // "DRIFT_PLUGIN_PATH", an explicit "path", "built-in") and the library. A plugin that fails to
 // load prints the reason and the command exits 1. When the config names a model, plugins are
 // created seeing that model (host->model_info, compute primitives, checkpoint loading) as in
-// the engine; only the KV pool (num_pages 0) and engine state do not exist. With neither
-// --config nor --plugin it lists every plugin a config could name without a path (the search
-// folders of core/plugin/plugin_search.h), loaded and validated but not created: creating
-// needs the settings only a config gives.
+// the engine (the target's shared weights included); only the KV pool (num_pages 0), the model's
+// layers and engine state do not exist. With neither --config nor --plugin it lists every plugin a
+// config could name without a path (the search folders of core/plugin/plugin_search.h), loaded
+// and validated but not created: creating needs the settings only a config gives.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -21,7 +21,9 @@
 #include "apps/command_registry.h"
 #include "core/config.h"
 #include "core/model_config.h"
+#include "core/model_weights.h"
 #include "core/plugin/backend_callbacks.h"
+#include "core/plugin/model_weight_service.h"
 #include "core/plugin/plugin_host.h"
 #include "core/plugin/plugin_search.h"
 #include "core/rope_frequencies.h"
@@ -54,14 +56,19 @@ void print_table(const std::vector<PluginInfo>& plugins) {
   }
 }
 
-// What create() sees of the config's model, as the engine would show it (no KV pool yet).
-void describe_model(PluginHost& host, const EngineConfig& config, std::unique_ptr<Backend>& backend) {
+// What create() sees of the config's model, as the engine would show it (no KV pool yet): the
+// compute services and the target's shared weights (host->model_weight: an EAGLE-3 head without
+// its own embedding or LM head reads the target's), loaded into `shared` alone, not the layers.
+void describe_model(PluginHost& host, const EngineConfig& config, std::unique_ptr<Backend>& backend,
+                    ModelWeights& shared) {
   const std::string& dir = config.model.path;
   if (dir.empty()) return;
   const ModelConfig model = load_model_config(dir);
   const auto tokenizer = load_tokenizer_if_present(dir);
   backend = create_backend(config);
   install_compute_callbacks(host.callbacks(), *backend, model, compute_rope_frequencies(model.rope, model.head_dim));
+  shared = load_shared_weights(dir, model, *backend);
+  install_model_weight_service(host.callbacks(), shared);
   host.set_model_info(make_model_info(model, checkpoint_special_tokens(dir, tokenizer.get()), config.kv_cache.block_size,
                                       0, to_drift_device(backend->device()), to_drift_dtype(backend->compute_dtype())));
 }
@@ -96,8 +103,9 @@ int list(const std::vector<std::string>& args) {
   std::vector<PluginInfo> plugins;
   {
     std::unique_ptr<Backend> backend;  // outlives the host: plugins may compute in destroy
+    ModelWeights shared;               // the same: the weight service's views are into it
     PluginHost host;
-    describe_model(host, config, backend);
+    describe_model(host, config, backend, shared);
     host.load_all(entries, /*create=*/!discover);
     plugins = host.plugins();
   }

@@ -112,17 +112,34 @@ LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backen
 
 }  // namespace
 
-ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend) {
-  SafetensorsCheckpoint ckpt(dir);
-  TensorReader reader(ckpt);
-  ModelWeights w;
+namespace {
+
+// The embedding, final norm and LM head into w (the shared weights; layers are the caller's).
+void load_shared(TensorReader& reader, const ModelConfig& config, Backend& backend, ModelWeights& w) {
   w.embed = load(backend, {reader.read("model.embed_tokens.weight", {config.vocab_size, config.hidden_size})});
-  for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, backend));
   w.final_norm = load(backend, {reader.read("model.norm.weight", {config.hidden_size})});
   w.lm_head = config.tie_word_embeddings
                   ? w.embed
                   : load(backend, {reader.read("lm_head.weight", {config.vocab_size, config.hidden_size})});
+}
+
+}  // namespace
+
+ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend) {
+  SafetensorsCheckpoint ckpt(dir);
+  TensorReader reader(ckpt);
+  ModelWeights w;
+  load_shared(reader, config, backend, w);
+  for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, backend));
   reader.check_unused(config);
+  return w;
+}
+
+ModelWeights load_shared_weights(const std::string& dir, const ModelConfig& config, Backend& backend) {
+  SafetensorsCheckpoint ckpt(dir);
+  TensorReader reader(ckpt);
+  ModelWeights w;
+  load_shared(reader, config, backend, w);
   return w;
 }
 

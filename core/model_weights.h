@@ -41,4 +41,9 @@ struct ModelWeights {
 // are logged as warnings.
 ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend);
 
+// Only the weights host->model_weight serves (embedding, final norm, LM head; no layers): what a
+// plugin's create() can ask for when no engine runs (`drift plugins list`). Shapes are checked as
+// above; other tensors are not read.
+ModelWeights load_shared_weights(const std::string& dir, const ModelConfig& config, Backend& backend);
+
 }  // namespace drift

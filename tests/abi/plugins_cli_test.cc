@@ -123,5 +123,14 @@ TEST(PluginsCli, PluginsAreCreatedSeeingTheConfiguredModel) {
   EXPECT_EQ(second_line, "setting_path " + dir + "/heads/h1");
 }
 
+// The shipped EAGLE-3 config: its head has no embedding of its own, so create() reads the
+// target's through host->model_weight, which `plugins list` serves as the engine does.
+TEST(PluginsCli, CreatesAHeadThatReadsTheTargetsWeights) {
+  CliRun run = drift_cli("plugins list --config " + source_dir() + "/configs/stories260k-eagle3.toml");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_THAT(run.output, ::testing::ContainsRegex("\neagle3 +[0-9.]+ +" + kAbi + " +draft_provider "));
+  EXPECT_THAT(run.output, Not(HasSubstr("error:")));
+}
+
 }  // namespace
 }  // namespace drift::test
