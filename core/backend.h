@@ -34,6 +34,28 @@ struct AttentionMetadata {
   int64_t mask_words = 0;
 };
 
+// A layer's attention beyond causal softmax (LayerSpec): sinks [num_heads] (a learned logit per
+// head joins each softmax's denominator, with no value; GPT-OSS) and a window (> 0: a row sees its
+// last `window` positions, its own included).
+struct AttentionVariant {
+  const Tensor* sinks = nullptr;
+  int64_t window = 0;
+  bool plain() const { return !sinks && window == 0; }
+};
+
+// A mixture of experts as GPT-OSS stores it: router [experts, hidden] + bias [experts]; expert e
+// computes h = x gate_up[e] + gate_up_bias[e] ([hidden, 2 * inter]; gates at even columns, ups
+// at odd), then (h_up + 1) * h_gate * sigmoid(alpha h_gate) with gate <= limit and |up| <= limit,
+// then down[e] ([inter, hidden]) + down_bias[e]. A token's experts are the experts_per_token
+// largest router logits, weighted by the softmax over those logits.
+struct MoeWeights {
+  Tensor router, router_bias, gate_up, gate_up_bias, down, down_bias;
+};
+struct MoeShape {
+  int64_t experts_per_token = 0;
+  float limit = 7.0f, alpha = 1.702f;
+};
+
 // One layer's paged K and V: [num_slots, num_kv_heads, head_dim] each.
 struct LayerKV {
   Tensor k;
@@ -174,6 +196,13 @@ class Backend {
   // q [tokens, heads, head_dim] -> out [tokens, heads, head_dim].
   virtual void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                          int64_t block_size, Tensor& out) = 0;
+  // attention with a layer's variant; the default runs plain attention and refuses a variant
+  // (the CPU backend implements sinks and windows).
+  virtual void attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                                 int64_t block_size, const AttentionVariant& variant, Tensor& out);
+  // out [rows, hidden] = the mixture of experts of x [rows, hidden] (MoeWeights). The default
+  // refuses (the CPU backend implements it).
+  virtual void moe_mlp(const Tensor& x, const MoeWeights& weights, const MoeShape& shape, Tensor& out);
   virtual void silu_mul(const Tensor& gate_up, Tensor& out) = 0;
   // The MLP's first half: act [rows, intermediate] = silu(x gate^T) * (x up^T), gate_up = gate | up
   // loaded with pair_span = 2 * intermediate; gate_up_out [rows, 2 * intermediate] is scratch the

@@ -37,6 +37,17 @@ void Backend::linear_qkv_rope_write(const Tensor& x, const Tensor& weight, const
   qkv_rope_write(qkv, q, k, v, kv, positions, inv_freq, attention_scale, meta);
 }
 
+void Backend::attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                                int64_t block_size, const AttentionVariant& variant, Tensor& out) {
+  if (!variant.plain())
+    fail("backend {}: attention with sinks or a sliding window is not implemented (the CPU backend runs it)", name());
+  attention(q, kv, meta, scale, block_size, out);
+}
+
+void Backend::moe_mlp(const Tensor&, const MoeWeights&, const MoeShape&, Tensor&) {
+  fail("backend {}: mixture-of-experts layers are not implemented (the CPU backend runs them)", name());
+}
+
 void Backend::linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) {
   linear(x, gate_up, Tensor(), gate_up_out);
   silu_mul(gate_up_out, act);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/cpu/moe.h"
 #include "kernels/cpu/paged_attention.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
@@ -47,6 +48,15 @@ void CpuBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const A
 
 void CpuBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                            int64_t block_size, Tensor& out) {
+  attention_variant(q, kv, meta, scale, block_size, AttentionVariant{}, out);
+}
+
+void CpuBackend::attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                                   int64_t block_size, const AttentionVariant& variant, Tensor& out) {
+  // A tree row's visible positions are not the last ones before it: a window would need the
+  // row's own position, which verification of GPT-OSS (issue 34) will bring.
+  DRIFT_CHECK(variant.window == 0 || meta.mask.empty(),
+              "attention: a sliding window with a tree mask (speculative verification) is not implemented");
   std::vector<const int32_t*> tables(meta.block_tables.size());
   for (size_t s = 0; s < tables.size(); ++s) tables[s] = meta.block_tables[s].data();
   cpu::PagedAttentionArgs a;
@@ -69,7 +79,35 @@ void CpuBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMe
     a.mask = meta.mask.data();
     a.mask_words = meta.mask_words;
   }
+  if (variant.sinks) {
+    DRIFT_CHECK(variant.sinks->numel() == a.num_heads, "attention sinks: {} values for {} heads",
+                variant.sinks->numel(), a.num_heads);
+    a.sinks = variant.sinks->as<float>();
+  }
+  a.window = variant.window;
   cpu::paged_attention(a);
+}
+
+void CpuBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& shape, Tensor& out) {
+  cpu::MoeArgs a;
+  a.rows = x.dim(0);
+  a.hidden = x.dim(1);
+  a.experts = w.router.dim(0);
+  a.inter = w.down.dim(1);
+  a.experts_per_token = shape.experts_per_token;
+  DRIFT_CHECK(a.experts_per_token >= 1 && a.experts_per_token <= a.experts, "moe: {} experts per token of {}",
+              a.experts_per_token, a.experts);
+  a.x = x.as<float>();
+  a.router = w.router.as<float>();
+  a.router_bias = w.router_bias.as<float>();
+  a.gate_up = w.gate_up.as<float>();
+  a.gate_up_bias = w.gate_up_bias.as<float>();
+  a.down = w.down.as<float>();
+  a.down_bias = w.down_bias.as<float>();
+  a.out = out.as<float>();
+  a.limit = shape.limit;
+  a.alpha = shape.alpha;
+  cpu::moe_mlp(a);
 }
 
 void CpuBackend::silu_mul(const Tensor& gate_up, Tensor& out) {

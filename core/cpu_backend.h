@@ -22,6 +22,9 @@ class CpuBackend final : public Backend {
   void write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const AttentionMetadata& meta) override;
   void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                  int64_t block_size, Tensor& out) override;
+  void attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                         int64_t block_size, const AttentionVariant& variant, Tensor& out) override;
+  void moe_mlp(const Tensor& x, const MoeWeights& weights, const MoeShape& shape, Tensor& out) override;
   void silu_mul(const Tensor& gate_up, Tensor& out) override;
   void add_inplace(Tensor& x, const Tensor& y) override;
   void split_columns(const Tensor& x, const std::vector<Tensor*>& outs) override;

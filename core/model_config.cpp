@@ -120,7 +120,8 @@ Architecture parse_architecture(const Fields& f, const std::string& source) {
   if (type == "mistral") return Architecture::Mistral;
   if (type == "qwen2") return Architecture::Qwen2;
   if (type == "qwen3") return Architecture::Qwen3;
-  fail("unsupported model_type '{}' in '{}' (supported: llama, mistral, qwen2, qwen3)", type, source);
+  if (type == "gpt_oss") return Architecture::GptOss;
+  fail("unsupported model_type '{}' in '{}' (supported: llama, mistral, qwen2, qwen3, gpt_oss)", type, source);
 }
 
 // What transformers' config classes default max_position_embeddings to, so a config without
@@ -131,6 +132,8 @@ int64_t default_max_positions(Architecture arch) {
     case Architecture::Mistral: return 4096 * 32;
     case Architecture::Qwen2:
     case Architecture::Qwen3: return 32768;
+    case Architecture::GptOss:
+      return 131072;
   }
   return 2048;
 }
@@ -145,7 +148,7 @@ constexpr int64_t kMaxHeads = 1 << 12;
 
 // What the engine computes and the keys that would ask for something else: a checkpoint that needs
 // another activation, sliding-window attention or quantized weights is refused, never run wrongly.
-void refuse_unimplemented(const Fields& f, const json& root, const std::string& source) {
+void refuse_unimplemented(const Fields& f, const json& root, const std::string& source, Architecture arch) {
   const std::string act = f.optional_string("hidden_act", "silu");
   if (act != "silu" && act != "swish")
     fail("hidden_act = \"{}\" in '{}' is not supported (the engine implements silu)", act, source);
@@ -153,13 +156,46 @@ void refuse_unimplemented(const Fields& f, const json& root, const std::string& 
     fail("'{}' has a quantization_config: quantized checkpoints are not supported", source);
   if (f.optional_bool("use_sliding_window", false))
     fail("use_sliding_window = true in '{}': sliding-window attention is not supported", source);
-  if (f.has("layer_types")) {
+  if (f.has("layer_types") && arch != Architecture::GptOss) {
     const json& types = root["layer_types"];
     if (!types.is_array()) fail("field 'layer_types' in '{}' must be a list, got {}", source, types.dump());
     for (const json& t : types)
       if (t != "full_attention")
         fail("layer_types in '{}' lists {}: only full_attention layers are supported", source, t.dump());
   }
+}
+
+// Each layer's spec: the same for every layer but GPT-OSS's, whose layer_types alternate
+// sliding_attention (a window of sliding_window positions) and full_attention.
+std::vector<LayerSpec> parse_layers(const Fields& f, const json& root, const ModelConfig& c,
+                                    const std::string& source) {
+  std::vector<LayerSpec> layers(static_cast<size_t>(c.num_layers));
+  if (c.arch != Architecture::GptOss) return layers;
+  const int64_t window = f.bounded_int("sliding_window", kMaxPositions);
+  if (!f.has("layer_types")) fail("missing required field 'layer_types' in '{}'", source);
+  const json& types = root["layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != c.num_layers)
+    fail("field 'layer_types' in '{}' must list num_hidden_layers = {} layer types, got {}", source, c.num_layers,
+         types.dump());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (types[i] == "sliding_attention")
+      layers[i].attention_window = window;
+    else if (types[i] != "full_attention")
+      fail("layer_types[{}] in '{}' is {}: expected \"sliding_attention\" or \"full_attention\"", i, source,
+           types[i].dump());
+    layers[i].sinks = true;
+    layers[i].moe = true;
+  }
+  return layers;
+}
+
+MoeConfig parse_moe(const Fields& f, Architecture arch) {
+  MoeConfig moe;
+  if (arch != Architecture::GptOss) return moe;
+  moe.num_experts = f.bounded_int("num_local_experts", kMaxHeads);
+  moe.experts_per_token = f.bounded_int("num_experts_per_tok", moe.num_experts);
+  moe.swiglu_limit = f.positive_double("swiglu_limit", 7.0, 1e6);
+  return moe;
 }
 
 // Rope settings live either in transformers-5 `rope_parameters` (theta included) or in the legacy
@@ -202,8 +238,18 @@ RopeConfig parse_rope(const json& root, const std::string& source) {
     if (!(rope.high_freq_factor > rope.low_freq_factor))
       fail("field '{}high_freq_factor' ({}) in '{}' must be greater than low_freq_factor ({})", prefix,
            rope.high_freq_factor, source, rope.low_freq_factor);
+  } else if (type == "yarn") {
+    rope.type = RopeType::Yarn;
+    rope.factor = p.required_positive_double("factor", kMaxRopeValue);
+    rope.original_max_position = p.bounded_int("original_max_position_embeddings", kMaxPositions);
+    rope.beta_fast = p.positive_double("beta_fast", 32.0, kMaxRopeValue);
+    rope.beta_slow = p.positive_double("beta_slow", 1.0, kMaxRopeValue);
+    rope.truncate = p.optional_bool("truncate", true);
+    rope.attention_factor = p.has("attention_factor") ? p.positive_double("attention_factor", 1.0, kMaxRopeValue) : 0.0;
+    if (p.has("mscale") || p.has("mscale_all_dim"))
+      fail("'{}mscale' in '{}': yarn's mscale variants (DeepSeek) are not supported", prefix, source);
   } else {
-    fail("unsupported rope type '{}' in '{}' (supported: default, linear, llama3)", type, source);
+    fail("unsupported rope type '{}' in '{}' (supported: default, linear, llama3, yarn)", type, source);
   }
   return rope;
 }
@@ -216,6 +262,8 @@ const char* architecture_name(Architecture arch) {
     case Architecture::Mistral: return "mistral";
     case Architecture::Qwen2: return "qwen2";
     case Architecture::Qwen3: return "qwen3";
+    case Architecture::GptOss:
+      return "gpt_oss";
   }
   return "?";
 }
@@ -228,7 +276,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   ModelConfig c;
   c.arch = parse_architecture(f, source_name);
   c.model_type = architecture_name(c.arch);
-  refuse_unimplemented(f, root, source_name);
+  refuse_unimplemented(f, root, source_name, c.arch);
   c.vocab_size = f.bounded_int("vocab_size", kMaxVocab);
   c.hidden_size = f.bounded_int("hidden_size", kMaxWidth);
   c.intermediate_size = f.bounded_int("intermediate_size", kMaxWidth);
@@ -262,6 +310,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   // ModelConfig has no MLP bias; accepting one would load a model that silently drops weights.
   if (f.optional_bool("mlp_bias", false)) fail("mlp_bias = true in '{}' is not supported", source_name);
   c.rope = parse_rope(root, source_name);
+  c.moe = parse_moe(f, c.arch);
+  c.layers = parse_layers(f, root, c, source_name);
   c.bos_token_id = f.optional_token("bos_token_id");
   c.eos_token_ids = f.token_list("eos_token_id");
   // A special token outside the vocabulary could never be fed or produced: the files disagree.

@@ -24,7 +24,11 @@ int64_t layer_parameter_count(const ModelConfig& c) {
   }
   if (c.qk_norm) n += 2 * c.head_dim;  // per-head q_norm and k_norm weights, shared by heads
   n += 2 * h;                          // input and post-attention RMSNorm
-  n += 3 * h * c.intermediate_size;    // gate, up, down
+  if (c.arch != Architecture::GptOss) return n + 3 * h * c.intermediate_size;  // gate, up, down
+  const int64_t e = c.moe.num_experts, inter = c.intermediate_size;
+  n += c.num_heads;                                      // attention sinks
+  n += e * h + e;                                        // router and its bias
+  n += e * (h * 2 * inter + 2 * inter + inter * h + h);  // experts' gate/up and down, biases
   return n;
 }
 

@@ -87,7 +87,9 @@ void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, Tens
   }
   keep_queries(layer, batch, s.q);
   const AttentionMetadata& meta = batch.layer_attention.empty() ? batch.attention : batch.layer_attention[layer];
-  backend_.attention(s.q, kv, meta, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_, s.attn);
+  const AttentionVariant variant{w.sinks.empty() ? nullptr : &w.sinks, config_.layers[layer].attention_window};
+  backend_.attention_variant(s.q, kv, meta, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_,
+                             variant, s.attn);
   add_to_residual(s.attn, w.o_proj, w.o_bias, s.attn_out, x, norm_after_attention(layer), s);
 }
 
@@ -109,9 +111,20 @@ const Tensor* ModelRunner::captured_queries(int32_t layer) const {
   return &captured_queries_[layer];
 }
 
-// x += mlp(rms_norm(x)).
+// x += mlp(rms_norm(x)): a dense SwiGLU, or a mixture of experts (LayerSpec::moe), whose output
+// joins the residual stream through the one-pass add + next norm.
 void ModelRunner::mlp_block(int64_t layer, Tensor& x, LayerScratch& s) {
   const LayerWeights& w = weights_.layers[layer];
+  if (config_.layers[layer].moe) {
+    const NormedRows in = block_input(x, w.post_norm, s);
+    backend_.form_normed_rows(in);  // s.h: the normed rows
+    const MoeShape shape{config_.moe.experts_per_token, static_cast<float>(config_.moe.swiglu_limit),
+                         static_cast<float>(config_.moe.swiglu_alpha)};
+    backend_.moe_mlp(s.h, w.moe, shape, s.mlp_out);
+    backend_.add_rms_norm(x, s.mlp_out, norm_after_mlp(layer), static_cast<float>(config_.rms_norm_eps), s.h);
+    s.factored = false;
+    return;
+  }
   backend_.normed_linear_swiglu(block_input(x, w.post_norm, s), w.gate_up, s.gate_up, s.act);
   add_to_residual(s.act, w.down, Tensor(), s.mlp_out, x, norm_after_mlp(layer), s);
 }

@@ -78,6 +78,20 @@ Tensor load(Backend& backend, std::initializer_list<RawTensor> row_blocks, int64
   return backend.load_weight(std::span<const RawTensor>(row_blocks.begin(), row_blocks.size()), pair_span);
 }
 
+// GPT-OSS's router and experts (the dense checkpoint layout; MXFP4 blocks are refused with the
+// quantization_config in model_config.cpp).
+MoeWeights load_experts(TensorReader& r, const ModelConfig& c, const std::string& p, Backend& backend) {
+  const int64_t e = c.moe.num_experts, h = c.hidden_size, inter = c.intermediate_size;
+  MoeWeights m;
+  m.router = load(backend, {r.read(p + "router.weight", {e, h})});
+  m.router_bias = load(backend, {r.read(p + "router.bias", {e})});
+  m.gate_up = load(backend, {r.read(p + "experts.gate_up_proj", {e, h, 2 * inter})});
+  m.gate_up_bias = load(backend, {r.read(p + "experts.gate_up_proj_bias", {e, 2 * inter})});
+  m.down = load(backend, {r.read(p + "experts.down_proj", {e, inter, h})});
+  m.down_bias = load(backend, {r.read(p + "experts.down_proj_bias", {e, h})});
+  return m;
+}
+
 LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backend& backend) {
   const std::string p = fmt::format("model.layers.{}.", i);
   const int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_heads * d, kv_out = c.num_kv_heads * d;
@@ -102,6 +116,11 @@ LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backen
   w.o_proj = load(backend, {r.read(p + "self_attn.o_proj.weight", {h, q_out})});
   if (c.attention_bias && c.arch != Architecture::Qwen2)  // transformers: o_proj bias follows attention_bias
     w.o_bias = load(backend, {r.read(p + "self_attn.o_proj.bias", {h})});
+  if (c.layers[i].sinks) w.sinks = load(backend, {r.read(p + "self_attn.sinks", {c.num_heads})});
+  if (c.layers[i].moe) {
+    w.moe = load_experts(r, c, p + "mlp.", backend);
+    return w;
+  }
   w.gate_up = load(backend,
                    {r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
                     r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})},

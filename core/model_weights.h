@@ -23,8 +23,10 @@ struct LayerWeights {
   Tensor o_proj;       // [hidden, heads * head_dim]
   Tensor o_bias;       // [hidden] or empty (Llama/Mistral/Qwen3 with attention_bias; never Qwen2)
   Tensor post_norm;    // [hidden]
-  Tensor gate_up;      // [2 * intermediate, hidden]: gate | up rows
+  Tensor gate_up;      // [2 * intermediate, hidden]: gate | up rows (dense MLP)
   Tensor down;         // [hidden, intermediate]
+  Tensor sinks;        // [heads] (LayerSpec::sinks) or empty
+  MoeWeights moe;      // LayerSpec::moe: the router and experts (core/backend.h) instead of gate_up / down
 };
 
 struct ModelWeights {

@@ -1,6 +1,6 @@
 #pragma once
 // Rotary inverse frequencies for a RopeConfig, computed as transformers does (fp32), including
-// llama3 frequency-dependent scaling and linear position interpolation.
+// llama3 frequency-dependent scaling, linear position interpolation and YaRN.
 #include <vector>
 
 #include "core/model_config.h"

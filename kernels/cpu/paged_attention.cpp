@@ -27,18 +27,22 @@ void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vec
   const int32_t* table = a.block_tables[a.token_seq[t] * a.tables_per_seq + list];
   const float* q = a.q + (t * a.num_heads + h) * a.head_dim;
   const int64_t len = a.kv_len[entry];
+  const int64_t first = a.window > 0 ? std::max<int64_t>(0, len - a.window) : 0;
   scores.assign(len, -std::numeric_limits<float>::infinity());
   float max_score = -std::numeric_limits<float>::infinity();
-  for (int64_t pos = 0; pos < len; ++pos) {
+  for (int64_t pos = first; pos < len; ++pos) {
     if (!visible(a, entry, t, pos)) continue;
     const int64_t slot = static_cast<int64_t>(table[pos / a.block_size]) * a.block_size + pos % a.block_size;
     scores[pos] = dot(q, a.k_cache + (slot * a.num_kv_heads + kv_head) * a.head_dim, a.head_dim) * a.scale;
     max_score = std::max(max_score, scores[pos]);
   }
+  // A sink joins the softmax as one more logit (shifting by the larger max, as transformers does).
+  const float sink = a.sinks ? a.sinks[h] : -std::numeric_limits<float>::infinity();
+  max_score = std::max(max_score, sink);
   float* out = a.out + (t * a.num_heads + h) * a.head_dim;
   std::fill(out, out + a.head_dim, 0.0f);
-  double sum = 0.0;
-  for (int64_t pos = 0; pos < len; ++pos) {
+  double sum = a.sinks ? std::exp(sink - max_score) : 0.0;
+  for (int64_t pos = first; pos < len; ++pos) {
     if (scores[pos] == -std::numeric_limits<float>::infinity()) continue;
     const float p = std::exp(scores[pos] - max_score);
     sum += p;

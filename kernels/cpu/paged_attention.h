@@ -25,6 +25,11 @@ struct PagedAttentionArgs {
   const int32_t* mask_start = nullptr;
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;
+  // Optional attention sinks [num_heads]: a logit per head in every softmax's denominator, with
+  // no value (GPT-OSS). Optional window > 0: token t sees only its last `window` positions,
+  // [kv_len[t] - window, kv_len[t]) (causal rows; the caller refuses tree masks with a window).
+  const float* sinks = nullptr;
+  int64_t window = 0;
 };
 
 void paged_attention(const PagedAttentionArgs& args);

@@ -348,6 +348,27 @@ TEST(ConfigTest, KvDtypeTheBackendCannotStoreIsRefused) {
   }
 }
 
+// GPT-OSS runs on the CPU backend; drafting for it (trees under a sliding window) is not
+// implemented, so a config that asks for it is refused up front, naming the model type.
+TEST(ConfigTest, SpeculationWithAGptOssModelIsRefused) {
+  EngineConfig c;
+  c.source = "spec.toml";
+  c.model.path = test::test_data_path("golden/gptoss-tiny");
+  c.speculative.enabled = true;
+  c.speculative.draft_provider = "ngram";
+  c.plugins.push_back(PluginEntry{"ngram", "", "", false, ""});
+  try {
+    Engine::from_config(c);
+    FAIL() << "speculation accepted for gpt_oss";
+  } catch (const DriftError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                ::testing::HasSubstr("spec.toml: [speculative] enabled = true with model_type gpt_oss"));
+  }
+  c.speculative.enabled = false;
+  c.plugins.clear();
+  EXPECT_NO_THROW(Engine::from_config(c));
+}
+
 TEST(ConfigTest, StorageDtypeTheBackendCannotUseIsRefused) {
   EngineConfig c;
   c.source = "dt.toml";

@@ -126,10 +126,12 @@ void PrintTo(const GoldenModel& model, std::ostream* os) { *os << model.dir; }
 
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModelTest,
                          ::testing::Values(GoldenModel{"golden/llama-tiny"}, GoldenModel{"golden/qwen2-tiny"},
-                                           GoldenModel{"golden/qwen3-tiny"}, GoldenModel{"models/stories260K"}),
+                                           GoldenModel{"golden/qwen3-tiny"}, GoldenModel{"golden/gptoss-tiny"},
+                                           GoldenModel{"models/stories260K"}),
                          [](const auto& info) {
                            std::string name = info.param.dir;
-                           for (char& ch : name) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           for (char& ch : name)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
                          });
 

@@ -46,7 +46,7 @@ void expect_matches_json(const ModelConfig& c, const json& j) {
   EXPECT_DOUBLE_EQ(c.rms_norm_eps, j["rms_norm_eps"].get<double>());
   EXPECT_EQ(c.tie_word_embeddings, j["tie_word_embeddings"].get<bool>());
   EXPECT_DOUBLE_EQ(c.rope.theta, j["rope_parameters"]["rope_theta"].get<double>());
-  EXPECT_EQ(c.rope.type, RopeType::Default);
+  EXPECT_EQ(c.rope.type == RopeType::Default, j["rope_parameters"].value("rope_type", "default") == "default");
 }
 
 ModelConfig load_golden(const std::string& relative) {
@@ -103,10 +103,46 @@ TEST(ModelConfigGolden, Stories260K) {
   EXPECT_TRUE(c.tie_word_embeddings);
 }
 
-TEST(ModelConfigGolden, GptOssIsRejectedForNow) {
-  std::string dir = drift::test::test_data_path("golden/gptoss-tiny");
-  ASSERT_FALSE(dir.empty());
-  expect_error([&] { load_model_config(dir); }, {"gpt_oss", dir + "/config.json"});
+// GPT-OSS: its layers as data (alternating windowed and full attention, sinks, experts), the
+// experts' sizes and YaRN rope, read from the miniature's config.json.
+TEST(ModelConfigGolden, GptOss) {
+  ModelConfig c = load_golden("golden/gptoss-tiny");
+  EXPECT_EQ(c.arch, Architecture::GptOss);
+  EXPECT_EQ(c.head_dim, 16);
+  EXPECT_TRUE(c.attention_bias);
+  ASSERT_EQ(c.layers.size(), 4u);
+  for (size_t i = 0; i < c.layers.size(); ++i) {
+    EXPECT_EQ(c.layers[i].attention_window, i % 2 == 0 ? 16 : 0) << "layer " << i;
+    EXPECT_TRUE(c.layers[i].sinks);
+    EXPECT_TRUE(c.layers[i].moe);
+  }
+  EXPECT_EQ(c.moe.num_experts, 4);
+  EXPECT_EQ(c.moe.experts_per_token, 2);
+  EXPECT_DOUBLE_EQ(c.moe.swiglu_limit, 7.0);
+  EXPECT_EQ(c.rope.type, RopeType::Yarn);
+  EXPECT_DOUBLE_EQ(c.rope.factor, 4.0);
+  EXPECT_EQ(c.rope.original_max_position, 256);
+  EXPECT_FALSE(c.rope.truncate);
+}
+
+TEST(ModelConfig, GptOssLayerTypesAndExpertsAreChecked) {
+  const std::string base = R"({"model_type": "gpt_oss", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8,
+      "num_hidden_layers": 2, "num_attention_heads": 2, "num_local_experts": 2, "sliding_window": 4, )";
+  expect_error(
+      [&] { parse_model_config(base + R"("num_experts_per_tok": 1, "layer_types": ["full_attention"]})", "g.json"); },
+      {"layer_types", "num_hidden_layers = 2", "g.json"});
+  expect_error(
+      [&] {
+        parse_model_config(
+            base + R"("num_experts_per_tok": 1, "layer_types": ["full_attention", "chunked_attention"]})", "g.json");
+      },
+      {"layer_types[1]", "chunked_attention"});
+  expect_error(
+      [&] {
+        parse_model_config(base + R"("num_experts_per_tok": 3, "layer_types": ["full_attention", "full_attention"]})",
+                           "g.json");
+      },
+      {"num_experts_per_tok", "[1, 2]"});
 }
 
 constexpr const char* kLlama3Legacy = R"({
@@ -202,8 +238,12 @@ TEST(ModelConfigErrors, UnknownModelTypeNamesValueAndSource) {
 }
 
 TEST(ModelConfigErrors, UnsupportedRopeTypeNamesType) {
+  expect_error(
+      [] { parse_model_config(with(R"("rope_parameters": {"rope_type": "longrope", "factor": 4.0})"), "y.json"); },
+      {"'longrope'", "y.json"});
+  // yarn is supported; without the context it was trained for it cannot place its ramp.
   expect_error([] { parse_model_config(with(R"("rope_parameters": {"rope_type": "yarn", "factor": 4.0})"), "y.json"); },
-               {"'yarn'", "y.json"});
+               {"rope_parameters.original_max_position_embeddings", "y.json"});
   expect_error([] { parse_model_config(with(R"("rope_scaling": {"type": "dynamic", "factor": 2.0})"), "d.json"); },
                {"'dynamic'", "d.json"});
   expect_error([] { parse_model_config(with(R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})"), "l.json"); },
@@ -297,6 +337,7 @@ TEST(ModelLayout, ParameterCountMatchesGoldenCheckpoints) {
   expect_parameter_count_matches_checkpoint("golden/llama-tiny");
   expect_parameter_count_matches_checkpoint("golden/qwen2-tiny");
   expect_parameter_count_matches_checkpoint("golden/qwen3-tiny");
+  expect_parameter_count_matches_checkpoint("golden/gptoss-tiny");
   expect_parameter_count_matches_checkpoint("models/stories260K");
 }
 
