@@ -77,18 +77,20 @@ void check_special_tokens_in_vocab(const SpecialTokens& special, const ModelConf
 
 // GPT-OSS's layers (sinks, windows, experts) exist on the CPU backend so far; the CUDA kernels
 // and verification of draft trees under a window are issue 34's next parts.
-void check_backend_runs_model(const EngineConfig& config, const ModelConfig& model, Backend& backend) {
+// source: the config's name for messages ("config" when it has none: `--model` on the command line).
+void check_backend_runs_model(const std::string& source, const EngineConfig& config, const ModelConfig& model,
+                              Backend& backend) {
   if (model.arch != Architecture::GptOss) return;
   if (backend.device() != Device::CPU)
     fail(
         "{}: model_type gpt_oss ({}) runs on the cpu backend only for now; backend {} has no kernels for its "
         "attention sinks, sliding windows and experts",
-        config.source, config.model.path, backend.name());
+        source, config.model.path, backend.name());
   if (config.speculative.enabled)
     fail(
         "{}: [speculative] enabled = true with model_type gpt_oss ({}): verifying draft trees in its "
         "sliding-window layers is not implemented yet",
-        config.source, config.model.path);
+        source, config.model.path);
 }
 
 }  // namespace
@@ -114,7 +116,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
         source, config.engine.max_seq_len, model.sliding_window, dir);
   if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto backend = create_backend(config);
-  check_backend_runs_model(config, model, *backend);
+  check_backend_runs_model(source, config, model, *backend);
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
     fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")", source,
          config.kv_cache.dtype, backend->name(), dtype_name(backend->compute_dtype()));
