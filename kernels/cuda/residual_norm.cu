@@ -133,32 +133,44 @@ __global__ void silu_mul_scaled_kernel(const float* __restrict__ gate_up, const 
   }
 }
 
-// RopeQkvOutput's arithmetic on fp32 GEMM sums, a block per (token, head) as rope_qkv_kernel.
+// RopeQkvOutput's arithmetic on fp32 GEMM sums. A block per token: its threads split into lanes
+// of head_dim / 2 threads, thread i of a lane rotating pair i of every lanes-th head. A pair's
+// angle depends on the position and i alone, so each thread computes it once for all heads (a
+// block per (token, head) recomputed it per head, and ran 48 blocks of 64 threads a token at the
+// 8B shape, too short-lived to keep the memory system busy).
+constexpr int kRopeScaledThreads = 256;
+
 template <typename T>
-__global__ void rope_qkv_scaled_kernel(const float* __restrict__ qkv, const float* __restrict__ scales,
-                                       const T* __restrict__ bias, RopeQkvOutputs out) {
-  const int64_t t = blockIdx.x, h = blockIdx.y, head_dim = out.head_dim, half = head_dim / 2;
-  const float* src = qkv + (t * (out.heads + 2 * out.kv_heads) + h) * head_dim;
-  T* dst = qkv_head_row<T>(out, t, h);
-  if (!dst) return;  // a padding token: no KV
+__global__ void __launch_bounds__(kRopeScaledThreads)
+    rope_qkv_scaled_kernel(const float* __restrict__ qkv, const float* __restrict__ scales,
+                           const T* __restrict__ bias, RopeQkvOutputs out) {
+  const int64_t t = blockIdx.x, head_dim = out.head_dim, half = head_dim / 2;
+  const int per_head = static_cast<int>(half < kRopeScaledThreads ? half : kRopeScaledThreads);
+  const int lanes = kRopeScaledThreads / per_head, lane = static_cast<int>(threadIdx.x) / per_head;
+  if (lane >= lanes) return;  // per_head does not divide the block: the spare threads
+  const int64_t heads = out.heads + 2 * out.kv_heads;
   const float s = scales[t];
-  const bool v = is_v_head(out, h);
-  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
-    const int64_t p = paired_row(static_cast<int>(i), static_cast<int>(head_dim));  // i + half at p + 8
-    float lo = __fmul_rn(src[p], s), hi = __fmul_rn(src[p + 8], s);
-    if (bias) {
-      lo += to_float(bias[h * head_dim + p]);
-      hi += to_float(bias[h * head_dim + p + 8]);
-    }
-    if (v) {
-      dst[i] = from_float<T>(lo);
-      dst[i + half] = from_float<T>(hi);
-      continue;
-    }
-    const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
+  for (int i = static_cast<int>(threadIdx.x) % per_head; i < half; i += per_head) {  // one pass up to head_dim 512
+    const int p = paired_row(i, static_cast<int>(head_dim));                          // i + half at p + 8
     const RopeAngle r = rope_angle(static_cast<float>(out.positions[t]), out.inv_freq[i], out.attention_scale);
-    dst[i] = from_float<T>(rope_low(a, b, r));
-    dst[i + half] = from_float<T>(rope_high(a, b, r));
+    for (int64_t h = lane; h < heads; h += lanes) {
+      T* dst = qkv_head_row<T>(out, t, h);
+      if (!dst) continue;  // a padding token: no KV
+      const float* src = qkv + (t * heads + h) * head_dim;
+      float lo = __fmul_rn(src[p], s), hi = __fmul_rn(src[p + 8], s);
+      if (bias) {
+        lo += to_float(bias[h * head_dim + p]);
+        hi += to_float(bias[h * head_dim + p + 8]);
+      }
+      if (is_v_head(out, h)) {
+        dst[i] = from_float<T>(lo);
+        dst[i + half] = from_float<T>(hi);
+        continue;
+      }
+      const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
+      dst[i] = from_float<T>(rope_low(a, b, r));
+      dst[i + half] = from_float<T>(rope_high(a, b, r));
+    }
   }
 }
 
@@ -189,7 +201,7 @@ void rope_qkv_scaled(const float* qkv, const float* scales, const void* bias, co
   if (tokens == 0) return;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    rope_qkv_scaled_kernel<T><<<qkv_head_grid(out, tokens), qkv_head_threads(out), 0, stream>>>(
+    rope_qkv_scaled_kernel<T><<<static_cast<unsigned>(tokens), kRopeScaledThreads, 0, stream>>>(
         qkv, scales, static_cast<const T*>(bias), out);
   });
 }
