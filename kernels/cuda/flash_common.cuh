@@ -155,12 +155,16 @@ __device__ __forceinline__ uint32_t hidden_positions(const PagedAttentionParams&
 template <int DTILES>
 struct RowState {
   float m[2], l[2], o[DTILES][4];
-  __device__ void reset() {
+  // Max and sum only: for a kernel whose first P V overwrites o (wgmma with accumulate = 0).
+  __device__ void reset_max_and_sum() {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       m[h] = -INFINITY;
       l[h] = 0.0f;
     }
+  }
+  __device__ void reset() {
+    reset_max_and_sum();
 #pragma unroll
     for (int d = 0; d < DTILES; ++d)
 #pragma unroll

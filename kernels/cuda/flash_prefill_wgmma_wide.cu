@@ -6,8 +6,10 @@
 // cp.async into a ring of three stages, so a staged row serves twice the rows of the 64-row kernel
 // (flash_prefill_wgmma.cu) and each thread issues half its copies. mbarriers, not block barriers,
 // order the ring: a stage is computed on once every thread's copies landed (full) and restaged
-// once every warp released it (empty), so the warpgroups drift apart and one's softmax overlaps
-// the other's matrix products. Per tile a warpgroup issues the scores of both 64-position halves
+// once every warp released it (empty). The warpgroups take turns to issue their scores (named
+// barriers, FlashAttention-3's ping-pong): left alone they ran in lockstep, both computing
+// weights while the tensor cores idled; in turns one's weights overlap the other's matrix
+// products. Per tile a warpgroup issues the scores of both 64-position halves
 // (S = Q K^T, 8 m64n64k16 steps each, Q and K from shared memory) as two groups, then runs the
 // halves in order: the weights of half 0 (while the tensor cores compute half 1's scores),
 // O += P0 V0 (4 m64n128k16 steps, P0 from registers), the weights of half 1 (while P0 V0 runs),
@@ -20,6 +22,7 @@
 // alone (CudaAttentionTest.PrefillRowsEqualTheSameQueriesDecodedAlone).
 #include "kernels/cuda/flash_common.cuh"
 #include "kernels/cuda/mbarrier.cuh"
+#include "kernels/cuda/named_barrier.cuh"
 #include "kernels/cuda/wgmma.cuh"
 
 namespace drift::cuda::flash {
@@ -112,7 +115,11 @@ struct FoldedRows {
   }
 };
 
-// O += P V over positions [64 half, 64 half + 64) of the V tile, P from the half's weights.
+// O += P V over positions [64 half, 64 half + 64) of the V tile, P from the half's weights. The
+// first half overwrites O instead (accumulate = 0 on its first k step): a tile is a whole split,
+// so O starts each tile at zero, and writing the zeros (then rescaling them) was a sixth of the
+// loop's instructions. Only a zero's sign could differ from adding to +0, and an output of
+// exactly zero needs every visible value of its column to be zero.
 template <typename T>
 __device__ __forceinline__ void accumulate_half(const float (&weights)[8][4], uint64_t v_tile, int half,
                                                 RowState<kHeadDim / 8>& s) {
@@ -122,7 +129,8 @@ __device__ __forceinline__ void accumulate_half(const float (&weights)[8][4], ui
   wgmma::pin(s.o);
   wgmma::fence();
 #pragma unroll
-  for (int j = 0; j < 4; ++j) wgmma::m64n128k16_rs_tn<T>(s.o, a[j], position_step(v_tile, 4 * half + j));
+  for (int j = 0; j < 4; ++j)
+    wgmma::m64n128k16_rs_tn<T>(s.o, a[j], position_step(v_tile, 4 * half + j), half > 0 || j > 0);
   wgmma::commit();
 }
 
@@ -216,18 +224,16 @@ __global__ void __launch_bounds__(kThreads, 1) flash_prefill_wgmma_wide_kernel(P
   tile_staged(0);
 
   RowState<kHeadDim / 8> s;  // the current split
-  s.reset();
+  s.reset_max_and_sum();
   FoldedRows total;
   const uint64_t q_desc = k_major(smem_address(q_s + group * kGroupRows * kHeadDim));
 
-  // Each thread stages tile i + 2 while computing tile i; a stage is restaged only after every warp
-  // released it (empty), and computed on only after every thread's copies landed (full), so the
-  // warpgroups wait for data and buffers, not for each other.
-  for (int tile = 0; tile < tile_end; ++tile) {
-    const int stage = tile % kStages;
-    // Tile i + 3's slots, read now and written to the ring after the math (the load's latency
-    // hides behind it).
-    const int32_t later_slot = threadIdx.x < kSpan && tile + 3 < tile_end ? slot_at(tile + 3) : -1;
+  // After computing tile i each thread stages tile i + 2 into the stage tile i - 1 had: only once
+  // every warp released it (empty; by then the other warpgroup, at most a turn behind, has), and
+  // a stage is computed on only once every thread's copies landed (full). Staging before the math
+  // instead made each warpgroup wait for the other to finish tile i - 1, so the turns collapsed
+  // back into lockstep.
+  auto restage = [&](int tile) {
     if (tile + 2 < tile_end) {
       if (tile >= 1) mbarrier::wait(&empty[(tile + 2) % kStages], static_cast<uint32_t>((tile - 1) / kStages) & 1u);
       stage_tile(tile + 2);
@@ -235,6 +241,15 @@ __global__ void __launch_bounds__(kThreads, 1) flash_prefill_wgmma_wide_kernel(P
     cp_async_commit();
     cp_async_wait<1>();
     if (tile + 1 < tile_end) tile_staged(tile + 1);
+  };
+  const bool pingpong = rows > kGroupRows;  // both warpgroups compute (block-uniform)
+  constexpr uint32_t kTurn = 1;  // named barrier kTurn + w: warpgroup w's turn to issue its scores
+  if (pingpong && group == 1) named_barrier::arrive(kTurn, kThreads);  // warpgroup 0 goes first
+  for (int tile = 0; tile < tile_end; ++tile) {
+    const int stage = tile % kStages;
+    // Tile i + 3's slots, read now and written to the ring after the math (the load's latency
+    // hides behind it).
+    const int32_t later_slot = threadIdx.x < kSpan && tile + 3 < tile_end ? slot_at(tile + 3) : -1;
     mbarrier::wait(&full[stage], static_cast<uint32_t>(tile / kStages) & 1u);
 
     if (busy) {
@@ -246,14 +261,15 @@ __global__ void __launch_bounds__(kThreads, 1) flash_prefill_wgmma_wide_kernel(P
       // a loop whose groups it cannot count); the first half's softmax runs while the tensor cores
       // compute the second's.
       float score[2][8][4];
+      if (pingpong) named_barrier::sync(kTurn + group, kThreads);
       issue_scores<T>(score[0], q_desc, k_tile, 0);
       issue_scores<T>(score[1], q_desc, k_tile, 1);
+      if (pingpong) named_barrier::arrive(kTurn + 1 - group, kThreads);
       wgmma::wait<1>();
       wgmma::pin(score[0]);
 
-      float corr[2];
+      float corr[2];  // half 0: O is not yet written (accumulate_half), so nothing to rescale
       tile_weights(p, row, pos0, score[0], s, corr, pos0 + kTile > visible_end);
-      rescale_output(s, corr);
       accumulate_half<T>(score[0], v_tile, 0, s);
       wgmma::wait<1>();  // the second half's scores (P0 V0 may still run)
       wgmma::pin(score[1]);
@@ -270,11 +286,13 @@ __global__ void __launch_bounds__(kThreads, 1) flash_prefill_wgmma_wide_kernel(P
     if (threadIdx.x < kSpan && tile + 3 < tile_end) slot_ring[(tile + 3) % kSlotTiles][threadIdx.x] = later_slot;
     __syncwarp();
     if (lane == 0) mbarrier::arrive(&empty[stage]);  // the warp is done reading the stage
+    restage(tile);
     if (busy) {
       total.fold_in(s);
-      s.reset();
+      s.reset_max_and_sum();
     }
   }
+  if (pingpong && group == 0) named_barrier::sync(kTurn, kThreads);  // warpgroup 1's last turn
   cp_async_wait<0>();
   // The rows again (not kept in registers through the loop, which needs only their lengths).
   const RowInfo out_row[2] = {row_info(p, f, first, kv_head, row0, rows, local),

@@ -15,22 +15,56 @@
 namespace drift::cuda {
 namespace {
 
-// A group of 16 consecutive 16-bit values as floats (two 16-byte loads).
+// Four consecutive 16-bit values as floats (one 8-byte load).
 template <typename T>
-__device__ __forceinline__ void load16_floats(const T* p, float (&v)[kNormGroup]) {
+__device__ __forceinline__ void load4_floats(const T* p, float (&v)[4]) {
   using P = typename Pair<T>::type;
-  const uint4 a = reinterpret_cast<const uint4*>(p)[0], b = reinterpret_cast<const uint4*>(p)[1];
+  const uint2 a = *reinterpret_cast<const uint2*>(p);
   const P* pa = reinterpret_cast<const P*>(&a);
-  const P* pb = reinterpret_cast<const P*>(&b);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 x = to_float2(pa[j]), y = to_float2(pb[j]);
-    v[2 * j] = x.x, v[2 * j + 1] = x.y, v[8 + 2 * j] = y.x, v[8 + 2 * j + 1] = y.y;
-  }
+  const float2 x = to_float2(pa[0]), y = to_float2(pa[1]);
+  v[0] = x.x, v[1] = x.y, v[2] = y.x, v[3] = y.y;
 }
 
-// One thread per (row, norm group): the group's columns in order, as the GEMM epilogue's; 16-byte
-// accesses when the rows are whole groups (dim % 16 == 0), else one element at a time.
+// The add after a GEMM when the rows are whole norm groups (dim % 16 == 0): four threads a group
+// and four columns a thread, so a warp's accesses are contiguous (a thread a group, as below,
+// strides them 64 bytes apart). The group's sum of squares still runs over its columns in
+// order from zero: the running sum passes from quarter to quarter by shuffle.
+template <typename T>
+__global__ void add_residual_factored_quarters_kernel(float* __restrict__ residual, const T* __restrict__ delta,
+                                                      FactoredNorm next, int64_t quarters, int64_t dim) {
+  const int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x, at = q * 4;
+  const bool live = q < quarters;  // dead threads still shuffle: the launch has whole warps
+  float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  if (live) {
+    float d[4], w[4];
+    load4_floats(delta + at, d);
+    load4_floats(static_cast<const T*>(next.weight) + at % dim, w);
+    float4* r4 = reinterpret_cast<float4*>(residual + at);
+    const float4 r = *r4;
+    v[0] = residual_plus(r.x, d[0]), v[1] = residual_plus(r.y, d[1]);
+    v[2] = residual_plus(r.z, d[2]), v[3] = residual_plus(r.w, d[3]);
+    *r4 = make_float4(v[0], v[1], v[2], v[3]);
+    using P = typename Pair<T>::type;
+    uint2 out;
+    P* o = reinterpret_cast<P*>(&out);
+    o[0] = pack_pair<T>(factored_value(v[0], w[0]), factored_value(v[1], w[1]));
+    o[1] = pack_pair<T>(factored_value(v[2], w[2]), factored_value(v[3], w[3]));
+    *reinterpret_cast<uint2*>(static_cast<T*>(next.factored) + at) = out;
+  }
+  const int lane = static_cast<int>(threadIdx.x % 32), first_quarter = lane & ~3;
+  float sum = 0.0f;  // after step k: group_square_sum over the group's quarters 0 .. k
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float mine = sum;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) mine = __fmaf_rn(v[c], v[c], mine);
+    sum = __shfl_sync(0xffffffffu, mine, first_quarter + k);
+  }
+  if (live && lane % 4 == 3) next.square_sums[q / 4] = sum;
+}
+
+// One thread per (row, norm group) when the rows are not whole groups (dim % 16 != 0): the
+// group's columns in order, as the GEMM epilogue's, one element at a time.
 template <typename T>
 __global__ void add_residual_factored_kernel(float* __restrict__ residual, const T* __restrict__ delta,
                                              FactoredNorm next, int64_t rows, int64_t dim) {
@@ -42,34 +76,12 @@ __global__ void add_residual_factored_kernel(float* __restrict__ residual, const
   const T* weight = static_cast<const T*>(next.weight) + first;
   T* factored = static_cast<T*>(next.factored) + base;
   float v[kNormGroup];
-  if (dim % kNormGroup == 0) {
-    float d[kNormGroup], w[kNormGroup];
-    load16_floats(delta + base, d);
-    load16_floats(weight, w);
-    float4* r4 = reinterpret_cast<float4*>(residual + base);
-    using P = typename Pair<T>::type;
-    uint4 out[2];
-    P* o = reinterpret_cast<P*>(out);
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float4 r = r4[j];
-      v[4 * j] = residual_plus(r.x, d[4 * j]), v[4 * j + 1] = residual_plus(r.y, d[4 * j + 1]);
-      v[4 * j + 2] = residual_plus(r.z, d[4 * j + 2]), v[4 * j + 3] = residual_plus(r.w, d[4 * j + 3]);
-      r4[j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
-    }
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-      o[j] = pack_pair<T>(factored_value(v[2 * j], w[2 * j]), factored_value(v[2 * j + 1], w[2 * j + 1]));
-    reinterpret_cast<uint4*>(factored)[0] = out[0];
-    reinterpret_cast<uint4*>(factored)[1] = out[1];
-  } else {
-#pragma unroll
-    for (int c = 0; c < kNormGroup; ++c) {
-      if (c >= count) break;
-      v[c] = residual_plus(residual[base + c], to_float(delta[base + c]));
-      residual[base + c] = v[c];
-      factored[c] = from_float<T>(factored_value(v[c], to_float(weight[c])));
-    }
+  for (int c = 0; c < kNormGroup; ++c) {
+    if (c >= count) break;
+    v[c] = residual_plus(residual[base + c], to_float(delta[base + c]));
+    residual[base + c] = v[c];
+    factored[c] = from_float<T>(factored_value(v[c], to_float(weight[c])));
   }
   next.square_sums[task] = group_square_sum(v, count);
 }
@@ -133,32 +145,45 @@ __global__ void silu_mul_scaled_kernel(const float* __restrict__ gate_up, const 
   }
 }
 
-// RopeQkvOutput's arithmetic on fp32 GEMM sums, a block per (token, head) as rope_qkv_kernel.
+// RopeQkvOutput's arithmetic on fp32 GEMM sums. A block per token: its threads split into lanes
+// of head_dim / 2 threads, thread i of a lane rotating pair i of every lanes-th head. A pair's
+// angle depends on the position and i alone, so each thread computes it once for all heads (a
+// block per (token, head) recomputed it per head, and ran 48 blocks of 64 threads a token at the
+// 8B shape, too short-lived to keep the memory system busy).
+constexpr int kRopeScaledThreads = 256;
+
 template <typename T>
-__global__ void rope_qkv_scaled_kernel(const float* __restrict__ qkv, const float* __restrict__ scales,
-                                       const T* __restrict__ bias, RopeQkvOutputs out) {
-  const int64_t t = blockIdx.x, h = blockIdx.y, head_dim = out.head_dim, half = head_dim / 2;
-  const float* src = qkv + (t * (out.heads + 2 * out.kv_heads) + h) * head_dim;
-  T* dst = qkv_head_row<T>(out, t, h);
-  if (!dst) return;  // a padding token: no KV
+__global__ void __launch_bounds__(kRopeScaledThreads)
+    rope_qkv_scaled_kernel(const float* __restrict__ qkv, const float* __restrict__ scales,
+                           const T* __restrict__ bias, RopeQkvOutputs out) {
+  const int64_t t = blockIdx.x, head_dim = out.head_dim, half = head_dim / 2;
+  const int per_head = static_cast<int>(half < kRopeScaledThreads ? half : kRopeScaledThreads);
+  const int lanes = kRopeScaledThreads / per_head, lane = static_cast<int>(threadIdx.x) / per_head;
+  if (lane >= lanes) return;  // per_head does not divide the block: the spare threads
+  const int64_t heads = out.heads + 2 * out.kv_heads;
   const float s = scales[t];
-  const bool v = is_v_head(out, h);
-  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
-    const int64_t p = paired_row(static_cast<int>(i), static_cast<int>(head_dim));  // i + half at p + 8
-    float lo = __fmul_rn(src[p], s), hi = __fmul_rn(src[p + 8], s);
-    if (bias) {
-      lo += to_float(bias[h * head_dim + p]);
-      hi += to_float(bias[h * head_dim + p + 8]);
-    }
-    if (v) {
-      dst[i] = from_float<T>(lo);
-      dst[i + half] = from_float<T>(hi);
-      continue;
-    }
-    const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
+  for (int i = static_cast<int>(threadIdx.x) % per_head; i < half; i += per_head) {  // one pass up to head_dim 512
+    const int p = paired_row(i, static_cast<int>(head_dim));                          // i + half at p + 8
     const RopeAngle r = rope_angle(static_cast<float>(out.positions[t]), out.inv_freq[i], out.attention_scale);
-    dst[i] = from_float<T>(rope_low(a, b, r));
-    dst[i + half] = from_float<T>(rope_high(a, b, r));
+#pragma unroll 4
+    for (int64_t h = lane; h < heads; h += lanes) {  // unrolled: more loads in flight a thread
+      T* dst = qkv_head_row<T>(out, t, h);
+      if (!dst) continue;  // a padding token: no KV
+      const float* src = qkv + (t * heads + h) * head_dim;
+      float lo = __fmul_rn(src[p], s), hi = __fmul_rn(src[p + 8], s);
+      if (bias) {
+        lo += to_float(bias[h * head_dim + p]);
+        hi += to_float(bias[h * head_dim + p + 8]);
+      }
+      if (is_v_head(out, h)) {
+        dst[i] = from_float<T>(lo);
+        dst[i + half] = from_float<T>(hi);
+        continue;
+      }
+      const float a = to_float(from_float<T>(lo)), b = to_float(from_float<T>(hi));
+      dst[i] = from_float<T>(rope_low(a, b, r));
+      dst[i + half] = from_float<T>(rope_high(a, b, r));
+    }
   }
 }
 
@@ -189,7 +214,7 @@ void rope_qkv_scaled(const float* qkv, const float* scales, const void* bias, co
   if (tokens == 0) return;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    rope_qkv_scaled_kernel<T><<<qkv_head_grid(out, tokens), qkv_head_threads(out), 0, stream>>>(
+    rope_qkv_scaled_kernel<T><<<static_cast<unsigned>(tokens), kRopeScaledThreads, 0, stream>>>(
         qkv, scales, static_cast<const T*>(bias), out);
   });
 }
@@ -206,6 +231,12 @@ void add_residual_factored(float* residual, const void* delta, const FactoredNor
   constexpr int kThreads = 256;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if (dim % kNormGroup == 0) {
+      const int64_t quarters = rows * dim / 4;
+      add_residual_factored_quarters_kernel<T><<<grid_for(quarters, kThreads), kThreads, 0, stream>>>(
+          residual, static_cast<const T*>(delta), next, quarters, dim);
+      return;
+    }
     add_residual_factored_kernel<T>
         <<<grid_for(tasks, kThreads), kThreads, 0, stream>>>(residual, static_cast<const T*>(delta), next, rows, dim);
   });

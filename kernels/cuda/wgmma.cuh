@@ -108,9 +108,11 @@ __device__ __forceinline__ void m64n128k16_ss(float (&lo)[8][4], float (&hi)[8][
       "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " DRIFT_WGMMA_REGS_64 \
       ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                      \
       : DRIFT_WGMMA_ACC_N128                                                               \
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1))
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
+// accumulate = 0: d = A B (as m64n64k16_ss).
 template <typename T>
-__device__ __forceinline__ void m64n128k16_rs_tn(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b) {
+__device__ __forceinline__ void m64n128k16_rs_tn(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b,
+                                                 int accumulate = 1) {
   if constexpr (std::is_same_v<T, __half>)
     DRIFT_WGMMA_M64N128K16_RS_TN("f16");
   else
