@@ -93,7 +93,7 @@ void CpuBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& s
   a.rows = x.dim(0);
   a.hidden = x.dim(1);
   a.experts = w.router.dim(0);
-  a.inter = w.down.dim(1);
+  a.inter = w.down.dim(2);
   a.experts_per_token = shape.experts_per_token;
   DRIFT_CHECK(a.experts_per_token >= 1 && a.experts_per_token <= a.experts, "moe: {} experts per token of {}",
               a.experts_per_token, a.experts);

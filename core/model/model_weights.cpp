@@ -89,16 +89,30 @@ Tensor load(Backend& backend, std::initializer_list<RawTensor> row_blocks, int64
   return backend.load_weight(std::span<const RawTensor>(row_blocks.begin(), row_blocks.size()), pair_span);
 }
 
-// One expert projection, dense [experts, inputs, outputs] on the backend: as stored, or from MXFP4
-// blocks [experts, outputs, inputs / 32, 16] and scales, expanded to fp32 (the CPU backend computes
-// in fp32; the CUDA backend, which would keep the 4 bits, does not run GPT-OSS yet).
+// [experts, inputs, outputs] (transformers' dense experts) as [experts, outputs, inputs], fp32.
+Tensor outputs_first(const RawTensor& stored) {
+  const Tensor f32 = to_f32(TensorInfo{"", stored.dtype, stored.shape, stored.data, 0, ""});
+  const int64_t experts = stored.shape[0], inputs = stored.shape[1], outputs = stored.shape[2];
+  Tensor out = Tensor::zeros({experts, outputs, inputs});
+  for (int64_t e = 0; e < experts; ++e)
+    for (int64_t i = 0; i < inputs; ++i)
+      for (int64_t o = 0; o < outputs; ++o)
+        out.as<float>()[(e * outputs + o) * inputs + i] = f32.as<float>()[(e * inputs + i) * outputs + o];
+  return out;
+}
+
+// One expert projection on the backend as MoeWeights keeps it, [experts, outputs, inputs] (rows are
+// outputs, as every linear weight): transposed from transformers' dense layout, or expanded from
+// MXFP4 blocks [experts, outputs, inputs / 32, 16] and scales, which already run outputs first (the
+// CPU backend computes in fp32; the CUDA backend, which would keep the 4 bits, does not run GPT-OSS
+// yet).
 Tensor load_expert_weight(TensorReader& r, const ModelConfig& c, const std::string& name, int64_t inputs,
                           int64_t outputs, Backend& backend) {
-  const int64_t e = c.moe.num_experts;
-  if (!c.moe.mxfp4) return load(backend, {r.read(name, {e, inputs, outputs})});
-  const int64_t groups = inputs / kMxfp4Block;
-  const Tensor dense = dequantize_mxfp4_experts(r.read_bytes(name + "_blocks", {e, outputs, groups, kMxfp4Block / 2}),
-                                                r.read_bytes(name + "_scales", {e, outputs, groups}), name);
+  const int64_t e = c.moe.num_experts, groups = inputs / kMxfp4Block;
+  const Tensor dense =
+      c.moe.mxfp4 ? dequantize_mxfp4_experts(r.read_bytes(name + "_blocks", {e, outputs, groups, kMxfp4Block / 2}),
+                                             r.read_bytes(name + "_scales", {e, outputs, groups}), name)
+                  : outputs_first(r.read(name, {e, inputs, outputs}));
   return load(backend, {RawTensor{dense.data(), DType::F32, dense.shape()}});
 }
 

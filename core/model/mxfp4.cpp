@@ -26,7 +26,7 @@ Tensor dequantize_mxfp4_experts(const RawTensor& blocks, const RawTensor& scales
               "{}: MXFP4 blocks [experts, outputs, groups, 16] with scales [experts, outputs, groups]", name);
   const int64_t experts = blocks.shape[0], outputs = blocks.shape[1], groups = blocks.shape[2];
   const int64_t inputs = groups * kMxfp4Block;
-  Tensor dense = Tensor::zeros({experts, inputs, outputs});
+  Tensor dense = Tensor::zeros({experts, outputs, inputs});
   float* out = dense.as<float>();
   const auto* code_bytes = static_cast<const uint8_t*>(blocks.data);
   const auto* scale_bytes = static_cast<const uint8_t*>(scales.data);
@@ -41,7 +41,7 @@ Tensor dequantize_mxfp4_experts(const RawTensor& blocks, const RawTensor& scales
         const uint8_t* bytes = code_bytes + block * (kMxfp4Block / 2);
         for (int64_t j = 0; j < kMxfp4Block; ++j) {
           const uint8_t code = static_cast<uint8_t>(j % 2 == 0 ? bytes[j / 2] & 15 : bytes[j / 2] >> 4);
-          out[(e * inputs + g * kMxfp4Block + j) * outputs + row] = mxfp4_value(code, scale);
+          out[(e * outputs + row) * inputs + g * kMxfp4Block + j] = mxfp4_value(code, scale);
         }
       }
   return dense;

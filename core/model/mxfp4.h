@@ -16,7 +16,7 @@ constexpr int64_t kMxfp4Block = 32;  // values sharing one scale
 // One weight: the e2m1 value of `code` (0..15; bit 3 the sign) scaled by 2^(scale - 127).
 float mxfp4_value(uint8_t code, uint8_t scale);
 
-// The dense fp32 experts [experts, inputs, outputs] (transformers' gate_up_proj / down_proj layout)
+// The dense fp32 experts [experts, outputs, inputs] (as every linear weight; MoeWeights' layout)
 // from blocks U8 [experts, outputs, inputs / 32, 16] and scales U8 [experts, outputs, inputs / 32].
 // A scale of 255 (E8M0's NaN) is an error naming `name` and the block.
 Tensor dequantize_mxfp4_experts(const RawTensor& blocks, const RawTensor& scales, const std::string& name);

@@ -1,6 +1,6 @@
 // MXFP4 experts as gpt-oss checkpoints store them (core/model/mxfp4): e2m1 codes scaled by an E8M0
-// power of two, read row by row, the lower nibble first, into transformers' dense layout
-// [experts, inputs, outputs]. End to end, golden/gptoss-tiny-mxfp4 against transformers loading the
+// power of two, read row by row, the lower nibble first, into the dense layout [experts, outputs,
+// inputs]. End to end, golden/gptoss-tiny-mxfp4 against transformers loading the
 // same checkpoint is GoldenModelTest's; its generator checked this reading of the layout against
 // transformers' own (tools/gptoss/make_mxfp4_golden.py).
 #include "core/model/mxfp4.h"
@@ -44,12 +44,12 @@ TEST(Mxfp4, ExpertsAreReadRowByRowLowerNibbleFirst) {
       }
   const Tensor dense = dequantize_mxfp4_experts(RawTensor{blocks.data(), DType::U8, {experts, outputs, groups, 16}},
                                                 RawTensor{scales.data(), DType::U8, {experts, outputs, groups}}, "w");
-  ASSERT_EQ(dense.shape(), (std::vector<int64_t>{experts, inputs, outputs}));
+  ASSERT_EQ(dense.shape(), (std::vector<int64_t>{experts, outputs, inputs}));
   for (int64_t e = 0; e < experts; ++e)
     for (int64_t i = 0; i < inputs; ++i)
       for (int64_t r = 0; r < outputs; ++r) {
         const auto scale = static_cast<uint8_t>(120 + i / kMxfp4Block + r);
-        ASSERT_EQ(dense.as<float>()[(e * inputs + i) * outputs + r], mxfp4_value(code_of(e, r, i), scale))
+        ASSERT_EQ(dense.as<float>()[(e * outputs + r) * inputs + i], mxfp4_value(code_of(e, r, i), scale))
             << "expert " << e << " input " << i << " output " << r;
       }
 }
