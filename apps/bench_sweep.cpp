@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
-#include "core/model_config.h"
-#include "core/model_layout.h"
-#include "core/model_runner.h"
-#include "core/model_weights.h"
+#include "core/model/model_config.h"
+#include "core/model/model_layout.h"
+#include "core/model/model_runner.h"
+#include "core/model/model_weights.h"
 
 namespace drift::app {
 namespace {

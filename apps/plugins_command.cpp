@@ -20,13 +20,13 @@
 
 #include "apps/command_registry.h"
 #include "core/config.h"
-#include "core/model_config.h"
-#include "core/model_weights.h"
+#include "core/model/model_config.h"
+#include "core/model/model_weights.h"
+#include "core/model/rope_frequencies.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/model_weight_service.h"
 #include "core/plugin/plugin_host.h"
 #include "core/plugin/plugin_search.h"
-#include "core/rope_frequencies.h"
 
 namespace drift::app {
 namespace {

@@ -43,11 +43,12 @@ struct AttentionVariant {
   bool plain() const { return !sinks && window == 0; }
 };
 
-// A mixture of experts as GPT-OSS stores it: router [experts, hidden] + bias [experts]; expert e
-// computes h = x gate_up[e] + gate_up_bias[e] ([hidden, 2 * inter]; gates at even columns, ups
-// at odd), then (h_up + 1) * h_gate * sigmoid(alpha h_gate) with gate <= limit and |up| <= limit,
-// then down[e] ([inter, hidden]) + down_bias[e]. A token's experts are the experts_per_token
-// largest router logits, weighted by the softmax over those logits.
+// A mixture of experts as GPT-OSS computes it: router [experts, hidden] + bias [experts]; expert e
+// computes h = gate_up[e] x + gate_up_bias[e] ([2 * inter, hidden], outputs first as every
+// linear weight; gates at even outputs, ups at odd), then (h_up + 1) * h_gate * sigmoid(alpha
+// h_gate) with gate <= limit and |up| <= limit, then down[e] ([hidden, inter]) + down_bias[e]. A
+// token's experts are the experts_per_token largest router logits, weighted by the softmax over
+// those logits.
 struct MoeWeights {
   Tensor router, router_bias, gate_up, gate_up_bias, down, down_bias;
 };

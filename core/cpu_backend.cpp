@@ -53,10 +53,10 @@ void CpuBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMe
 
 void CpuBackend::attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                                    int64_t block_size, const AttentionVariant& variant, Tensor& out) {
-  // A tree row's visible positions are not the last ones before it: a window would need the
-  // row's own position, which verification of GPT-OSS (issue 34) will bring.
-  DRIFT_CHECK(variant.window == 0 || meta.mask.empty(),
-              "attention: a sliding window with a tree mask (speculative verification) is not implemented");
+  // Page lists (partial views) number positions by list, not by sequence: a window cannot be
+  // measured on them (engine_factory refuses the combination).
+  DRIFT_CHECK(variant.window == 0 || meta.tables_per_seq == 1,
+              "attention: a sliding window over per-kv-head page lists (a partial view) is not implemented");
   std::vector<const int32_t*> tables(meta.block_tables.size());
   for (size_t s = 0; s < tables.size(); ++s) tables[s] = meta.block_tables[s].data();
   cpu::PagedAttentionArgs a;
@@ -93,7 +93,7 @@ void CpuBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& s
   a.rows = x.dim(0);
   a.hidden = x.dim(1);
   a.experts = w.router.dim(0);
-  a.inter = w.down.dim(1);
+  a.inter = w.down.dim(2);
   a.experts_per_token = shape.experts_per_token;
   DRIFT_CHECK(a.experts_per_token >= 1 && a.experts_per_token <= a.experts, "moe: {} experts per token of {}",
               a.experts_per_token, a.experts);

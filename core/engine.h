@@ -18,7 +18,7 @@
 #include "core/draft_timing.h"
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/scheduler.h"
 #include "core/sequence.h"
 #include "core/speculation/acceptance.h"

@@ -48,6 +48,8 @@ const char* safetensors_dtype_name(DType dtype) {
       return "I64";
     case DType::Bool:
       return "BOOL";
+    case DType::U8:
+      return "U8";
   }
   return "?";
 }
@@ -59,7 +61,8 @@ DType parse_dtype(const std::string& s, const std::string& tensor, const std::st
   if (s == "I32") return DType::I32;
   if (s == "I64") return DType::I64;
   if (s == "BOOL") return DType::Bool;
-  fail("safetensors file '{}': tensor '{}' has unsupported dtype '{}' (supported: F32, F16, BF16, I32, I64, BOOL)",
+  if (s == "U8") return DType::U8;
+  fail("safetensors file '{}': tensor '{}' has unsupported dtype '{}' (supported: F32, F16, BF16, I32, I64, BOOL, U8)",
        file, tensor, s);
 }
 

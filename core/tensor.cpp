@@ -22,6 +22,7 @@ size_t dtype_size(DType dtype) {
     case DType::I64:
       return 8;
     case DType::Bool:
+    case DType::U8:
       return 1;
   }
   return 0;
@@ -37,6 +38,8 @@ const char* dtype_name(DType dtype) {
       return "int64";
     case DType::Bool:
       return "bool";
+    case DType::U8:
+      return "uint8";
   }
   return "?";
 }

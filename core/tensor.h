@@ -9,9 +9,10 @@
 
 namespace drift {
 
-// I64 and Bool exist only as stored checkpoint dtypes (an EAGLE-3 head's d2t / t2d): no op takes
-// them; to_i32 (core/safetensors.h) reads them into I32.
-enum class DType : uint8_t { F32, F16, BF16, I32, I64, Bool };
+// I64, Bool and U8 exist only as stored checkpoint dtypes (an EAGLE-3 head's d2t / t2d; MXFP4
+// experts' blocks and scales): no op takes them; to_i32 (core/safetensors.h) reads the first two
+// into I32, core/model/mxfp4 the last.
+enum class DType : uint8_t { F32, F16, BF16, I32, I64, Bool, U8 };
 enum class Device : uint8_t { CPU, CUDA };
 
 size_t dtype_size(DType dtype);

@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
+#include "core/model/rope_frequencies.h"
 #include "core/plugin/host_services.h"
-#include "core/rope_frequencies.h"
 
 namespace drift {
 

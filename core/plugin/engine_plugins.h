@@ -19,7 +19,7 @@
 #include "core/draft_timing.h"
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/plugin/engine_state_services.h"
 #include "core/plugin/plugin_host.h"
 #include "core/scheduler.h"

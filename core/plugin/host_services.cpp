@@ -215,6 +215,7 @@ int32_t to_drift_dtype(DType dtype) {
     case DType::I32: return DRIFT_DTYPE_I32;
     case DType::I64:
     case DType::Bool:
+    case DType::U8:
       return -1;  // checkpoint-only dtypes, never handed to plugins
   }
   return -1;

@@ -17,7 +17,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/plugin/plugin_settings.h"
 #include "core/tensor.h"
 #include "core/tokenizer/tokenizer.h"

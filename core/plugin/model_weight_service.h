@@ -2,7 +2,7 @@
 // host->model_weight (ABI 1.2): read-only views of the target model's shared weights -- the
 // embedding, the LM head and the final norm -- by their checkpoint names, so a draft head that
 // has none of its own (EAGLE-3) uses the target's copy instead of loading a second one.
-#include "core/model_weights.h"
+#include "core/model/model_weights.h"
 #include "core/plugin/host_services.h"
 
 namespace drift {

@@ -36,26 +36,17 @@ std::vector<Choice> route(const MoeArgs& a, const float* x) {
 
 // out += weight * expert e of x.
 void add_expert(const MoeArgs& a, const float* x, const Choice& c, std::vector<float>& act, float* out) {
-  const int64_t width = 2 * a.inter;
-  const float* w = a.gate_up + c.expert * a.hidden * width;
-  const float* b = a.gate_up_bias + c.expert * width;
+  const float* w = a.gate_up + c.expert * 2 * a.inter * a.hidden;
+  const float* b = a.gate_up_bias + c.expert * 2 * a.inter;
   for (int64_t j = 0; j < a.inter; ++j) {
-    float gate = b[2 * j], up = b[2 * j + 1];
-    for (int64_t k = 0; k < a.hidden; ++k) {
-      gate += x[k] * w[k * width + 2 * j];
-      up += x[k] * w[k * width + 2 * j + 1];
-    }
-    gate = std::min(gate, a.limit);
-    up = std::clamp(up, -a.limit, a.limit);
+    const float gate = std::min(b[2 * j] + dot(x, w + 2 * j * a.hidden, a.hidden), a.limit);
+    const float up = std::clamp(b[2 * j + 1] + dot(x, w + (2 * j + 1) * a.hidden, a.hidden), -a.limit, a.limit);
     act[j] = (up + 1.0f) * (gate / (1.0f + std::exp(-a.alpha * gate)));
   }
-  const float* down = a.down + c.expert * a.inter * a.hidden;
+  const float* down = a.down + c.expert * a.hidden * a.inter;
   const float* down_bias = a.down_bias + c.expert * a.hidden;
-  for (int64_t d = 0; d < a.hidden; ++d) {
-    float y = down_bias[d];
-    for (int64_t j = 0; j < a.inter; ++j) y += act[j] * down[j * a.hidden + d];
-    out[d] += c.weight * y;
-  }
+  for (int64_t d = 0; d < a.hidden; ++d)
+    out[d] += c.weight * (down_bias[d] + dot(act.data(), down + d * a.inter, a.inter));
 }
 
 }  // namespace

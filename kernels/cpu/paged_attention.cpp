@@ -19,6 +19,19 @@ bool visible(const PagedAttentionArgs& a, int64_t entry, int64_t t, int64_t pos)
   return (a.mask[t * a.mask_words + bit / 64] >> (bit % 64)) & 1u;
 }
 
+// The positions a row's window starts at (0: no window). A row's position is its last visible
+// one's, but a tree row's masked positions hold the whole tree: the ones it sees are its ancestors
+// and itself, one a depth, so it sits at mask_start + (their count - 1).
+int64_t window_start(const PagedAttentionArgs& a, int64_t entry, int64_t t, int64_t len, int64_t masked_from) {
+  if (a.window <= 0) return 0;
+  int64_t position = len - 1;
+  if (masked_from < len) {
+    position = masked_from - 1;
+    for (int64_t pos = masked_from; pos < len; ++pos) position += visible(a, entry, t, pos) ? 1 : 0;
+  }
+  return std::max<int64_t>(0, position - a.window + 1);
+}
+
 // One query head of one token: scores over visible positions, softmax, weighted sum of V.
 void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vector<float>& scores) {
   const int64_t kv_head = h / (a.num_heads / a.num_kv_heads);
@@ -27,22 +40,27 @@ void attend_one_head(const PagedAttentionArgs& a, int64_t t, int64_t h, std::vec
   const int32_t* table = a.block_tables[a.token_seq[t] * a.tables_per_seq + list];
   const float* q = a.q + (t * a.num_heads + h) * a.head_dim;
   const int64_t len = a.kv_len[entry];
-  const int64_t first = a.window > 0 ? std::max<int64_t>(0, len - a.window) : 0;
+  const int64_t masked_from = a.mask ? std::min<int64_t>(len, a.mask_start[entry]) : len;
+  const int64_t first = window_start(a, entry, t, len, masked_from);
   scores.assign(len, -std::numeric_limits<float>::infinity());
   float max_score = -std::numeric_limits<float>::infinity();
-  for (int64_t pos = first; pos < len; ++pos) {
-    if (!visible(a, entry, t, pos)) continue;
+  auto score = [&](int64_t pos) {
     const int64_t slot = static_cast<int64_t>(table[pos / a.block_size]) * a.block_size + pos % a.block_size;
     scores[pos] = dot(q, a.k_cache + (slot * a.num_kv_heads + kv_head) * a.head_dim, a.head_dim) * a.scale;
     max_score = std::max(max_score, scores[pos]);
-  }
+  };
+  for (int64_t pos = first; pos < masked_from; ++pos) score(pos);
+  // Masked positions: the visible ones' own positions are masked_from, masked_from + 1, ... (a
+  // path), which the window compares, not where the tree put them.
+  for (int64_t pos = masked_from, own = masked_from; pos < len; ++pos)
+    if (visible(a, entry, t, pos) && own++ >= first) score(pos);
   // A sink joins the softmax as one more logit (shifting by the larger max, as transformers does).
   const float sink = a.sinks ? a.sinks[h] : -std::numeric_limits<float>::infinity();
   max_score = std::max(max_score, sink);
   float* out = a.out + (t * a.num_heads + h) * a.head_dim;
   std::fill(out, out + a.head_dim, 0.0f);
   double sum = a.sinks ? std::exp(sink - max_score) : 0.0;
-  for (int64_t pos = first; pos < len; ++pos) {
+  for (int64_t pos = std::min(first, masked_from); pos < len; ++pos) {
     if (scores[pos] == -std::numeric_limits<float>::infinity()) continue;
     const float p = std::exp(scores[pos] - max_score);
     sum += p;

@@ -26,8 +26,10 @@ struct PagedAttentionArgs {
   const uint64_t* mask = nullptr;
   int64_t mask_words = 0;
   // Optional attention sinks [num_heads]: a logit per head in every softmax's denominator, with
-  // no value (GPT-OSS). Optional window > 0: token t sees only its last `window` positions,
-  // [kv_len[t] - window, kv_len[t]) (causal rows; the caller refuses tree masks with a window).
+  // no value (GPT-OSS). Optional window > 0: token t sees only the positions within `window` of
+  // its own, [p - window + 1, p]: p = kv_len[t] - 1 for a causal row; for a tree row the visible
+  // masked positions must be a path (its ancestors and itself, as verification's masks are), the
+  // row at mask_start + (their count - 1) and each of them at mask_start + its rank.
   const float* sinks = nullptr;
   int64_t window = 0;
 };

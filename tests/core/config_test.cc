@@ -348,24 +348,27 @@ TEST(ConfigTest, KvDtypeTheBackendCannotStoreIsRefused) {
   }
 }
 
-// GPT-OSS runs on the CPU backend; drafting for it (trees under a sliding window) is not
-// implemented, so a config that asks for it is refused up front, naming the model type.
-TEST(ConfigTest, SpeculationWithAGptOssModelIsRefused) {
+// GPT-OSS verifies draft trees under its sliding windows with full verification; a verification
+// plugin's partial views (page lists) cannot carry a window, so a config that asks for one is
+// refused up front, naming the policy and the model type.
+TEST(ConfigTest, PartialVerificationWithAGptOssModelIsRefused) {
   EngineConfig c;
   c.source = "spec.toml";
   c.model.path = test::test_data_path("golden/gptoss-tiny");
   c.speculative.enabled = true;
   c.speculative.draft_provider = "ngram";
+  c.speculative.verification = "specpv";
   c.plugins.push_back(PluginEntry{"ngram", "", "", false, ""});
+  c.plugins.push_back(PluginEntry{"specpv", "", "", false, ""});
   try {
     Engine::from_config(c);
-    FAIL() << "speculation accepted for gpt_oss";
+    FAIL() << "a partial view accepted for gpt_oss";
   } catch (const DriftError& e) {
     EXPECT_THAT(std::string(e.what()),
-                ::testing::HasSubstr("spec.toml: [speculative] enabled = true with model_type gpt_oss"));
+                ::testing::HasSubstr("spec.toml: [speculative] verification = \"specpv\" with model_type gpt_oss"));
   }
-  c.speculative.enabled = false;
-  c.plugins.clear();
+  c.speculative.verification = "full";
+  c.plugins.pop_back();
   EXPECT_NO_THROW(Engine::from_config(c));
 }
 

@@ -127,7 +127,7 @@ void PrintTo(const GoldenModel& model, std::ostream* os) { *os << model.dir; }
 INSTANTIATE_TEST_SUITE_P(Models, GoldenModelTest,
                          ::testing::Values(GoldenModel{"golden/llama-tiny"}, GoldenModel{"golden/qwen2-tiny"},
                                            GoldenModel{"golden/qwen3-tiny"}, GoldenModel{"golden/gptoss-tiny"},
-                                           GoldenModel{"models/stories260K"}),
+                                           GoldenModel{"golden/gptoss-tiny-mxfp4"}, GoldenModel{"models/stories260K"}),
                          [](const auto& info) {
                            std::string name = info.param.dir;
                            for (char& ch : name)

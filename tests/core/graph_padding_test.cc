@@ -5,9 +5,9 @@
 #include <algorithm>
 
 #include "core/cpu_backend.h"
-#include "core/model_config.h"
-#include "core/model_runner.h"
-#include "core/model_weights.h"
+#include "core/model/model_config.h"
+#include "core/model/model_runner.h"
+#include "core/model/model_weights.h"
 #include "support/test_data.h"
 
 namespace drift {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/tokenizer/tokenizer.h"
 #include "support/test_data.h"
 

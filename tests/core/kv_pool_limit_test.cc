@@ -6,9 +6,9 @@
 
 #include "core/cpu_backend.h"
 #include "core/error.h"
-#include "core/model_config.h"
-#include "core/model_runner.h"
-#include "core/model_weights.h"
+#include "core/model/model_config.h"
+#include "core/model/model_runner.h"
+#include "core/model/model_weights.h"
 #include "support/test_data.h"
 
 namespace drift {

@@ -1,4 +1,4 @@
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/model_layout.h"
-#include "core/rope_frequencies.h"
+#include "core/model/model_layout.h"
+#include "core/model/rope_frequencies.h"
 #include "core/safetensors.h"
 #include "support/test_data.h"
 
@@ -123,6 +123,11 @@ TEST(ModelConfigGolden, GptOss) {
   EXPECT_DOUBLE_EQ(c.rope.factor, 4.0);
   EXPECT_EQ(c.rope.original_max_position, 256);
   EXPECT_FALSE(c.rope.truncate);
+  EXPECT_FALSE(c.moe.mxfp4);
+  // The same model with its experts stored as MXFP4, as the published checkpoints.
+  const ModelConfig q = load_golden("golden/gptoss-tiny-mxfp4");
+  EXPECT_TRUE(q.moe.mxfp4);
+  EXPECT_EQ(ModelLayout{q}.parameter_count(), ModelLayout{c}.parameter_count());
 }
 
 TEST(ModelConfig, GptOssLayerTypesAndExpertsAreChecked) {
@@ -309,6 +314,24 @@ TEST(ModelConfigErrors, WhatTheEngineDoesNotImplementIsRefused) {
                {"layer_types", "\"sliding_attention\"", "full_attention"});
   // SiLU under either name, and layers that are all full attention, are what the engine computes.
   EXPECT_NO_THROW(parse_model_config(with(R"("hidden_act": "swish", "layer_types": ["full_attention"])"), "cfg.json"));
+}
+
+// quantization_config: only gpt_oss's mxfp4 experts are read; anything else, or blocks that would
+// not fit the sizes, is refused naming the numbers.
+TEST(ModelConfig, OnlyGptOssMxfp4ExpertsAreAQuantizationTheEngineReads) {
+  const std::string gpt_oss = R"({"model_type": "gpt_oss", "vocab_size": 8, "hidden_size": 64, "intermediate_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 2, "num_local_experts": 2, "num_experts_per_tok": 1,
+      "sliding_window": 4, "layer_types": ["sliding_attention", "full_attention"], )";
+  const ModelConfig ok = parse_model_config(gpt_oss + R"("quantization_config": {"quant_method": "mxfp4"}})", "g.json");
+  EXPECT_TRUE(ok.moe.mxfp4);
+  expect_error([&] { parse_model_config(gpt_oss + R"("quantization_config": {"quant_method": "fp8"}})", "g.json"); },
+               {"quantization_config", "fp8", "g.json", "mxfp4"});
+  expect_error([] { parse_model_config(with(R"("quantization_config": {"quant_method": "mxfp4"})"), "cfg.json"); },
+               {"quantization_config", "mxfp4", "cfg.json", "gpt_oss"});
+  std::string narrow = gpt_oss;
+  narrow.replace(narrow.find(R"("intermediate_size": 64)"), 23, R"("intermediate_size": 48)");
+  expect_error([&] { parse_model_config(narrow + R"("quantization_config": {"quant_method": "mxfp4"}})", "g.json"); },
+               {"mxfp4", "blocks of 32", "hidden_size (64)", "intermediate_size (48)"});
 }
 
 TEST(ModelConfigDefaults, MistralSlidingWindowIsKept) {

@@ -2,7 +2,7 @@
 // missing or mis-shaped tensor, and tensors config.json says the model does not have, are errors
 // naming the tensor and the file (the right shard of a sharded checkpoint); harmless extras load
 // with a warning.
-#include "core/model_weights.h"
+#include "core/model/model_weights.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Rotary inverse frequencies against independent references: transformers' default formula and
 // its Llama 3.1 scaling (_compute_llama3_parameters), transcribed here in double precision, plus
 // anchor values computed with python3 from the same formula.
-#include "core/rope_frequencies.h"
+#include "core/model/rope_frequencies.h"
 
 #include <gtest/gtest.h>
 

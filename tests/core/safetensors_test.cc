@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "support/test_data.h"
 
 namespace drift {

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/engine.h"
-#include "core/model_config.h"
-#include "core/model_layout.h"
+#include "core/model/model_config.h"
+#include "core/model/model_layout.h"
 #include "support/cuda_device.h"
 #include "support/golden.h"
 #include "support/run_command.h"

@@ -18,9 +18,9 @@
 #include <fmt/format.h>
 
 #include "core/cpu_backend.h"
+#include "core/model/rope_frequencies.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/host_services.h"
-#include "core/rope_frequencies.h"
 #include "core/sampler.h"
 #include "support/cuda_device.h"
 #include "support/test_data.h"

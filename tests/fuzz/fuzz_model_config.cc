@@ -1,4 +1,4 @@
-// libFuzzer target: a checkpoint's config.json (core/model_config.h). The bytes are the file's
+// libFuzzer target: a checkpoint's config.json (core/model/model_config.h). The bytes are the file's
 // text. A DriftError is how the parser refuses input; any other exception (a stray
 // nlohmann::json::exception included), a crash or a sanitizer report is a finding.
 #include <cstddef>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -20,6 +20,7 @@
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "support/golden.h"
 #include "support/speculation.h"
 #include "support/test_data.h"
 
@@ -349,9 +350,18 @@ TEST(Eagle3, HeadsItCannotRunAreLoadErrorsNamingKeyAndFile) {
 // A random-weight head of another shape, written here: hidden 32 over the target's 64 (so with its
 // own 32-wide embedding), aux layers 0 (the embeddings), 2 and 4, and no lm_head (it drafts with the
 // target's... which is 64 wide, so that combination is refused; with its own lm_head it runs).
-std::string random_head(bool with_lm_head, bool with_embedding, int64_t hidden) {
+// What follows from the target: the layers it captures, its heads' width and rotary base.
+struct TargetFit {
+  std::vector<int> aux_layers = {0, 2, 4};
+  int64_t head_dim = 8;
+  double rope_theta = 10000.0;
+};
+
+std::string random_head(bool with_lm_head, bool with_embedding, int64_t hidden, const TargetFit& fit = {}) {
+  const std::vector<int>& aux_layers = fit.aux_layers;
+  const int64_t head_dim = fit.head_dim;
   const std::string dir = test::make_temp_dir("eagle3-random");
-  const int64_t target_hidden = 64, vocab = 512, heads = 4, kv_heads = 2, head_dim = 8, inter = 48;
+  const int64_t target_hidden = 64, vocab = 512, heads = 4, kv_heads = 2, inter = 48;
   nlohmann::json config = {{"hidden_size", hidden},
                            {"intermediate_size", inter},
                            {"num_attention_heads", heads},
@@ -359,10 +369,10 @@ std::string random_head(bool with_lm_head, bool with_embedding, int64_t hidden) 
                            {"head_dim", head_dim},
                            {"num_hidden_layers", 1},
                            {"rms_norm_eps", 1e-5},
-                           {"rope_theta", 10000.0},
+                           {"rope_theta", fit.rope_theta},
                            {"vocab_size", vocab},
                            {"target_hidden_size", target_hidden},
-                           {"eagle_aux_hidden_state_layer_ids", {0, 2, 4}}};
+                           {"eagle_aux_hidden_state_layer_ids", aux_layers}};
   std::ofstream(dir + "/config.json") << config.dump(1);
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0.0f, 0.3f);
@@ -418,6 +428,30 @@ TEST(Eagle3, HeadsOfOtherShapesRunLosslessly) {
       HasSubstr("has no 'embed_tokens.weight', and the target's embedding is 64 wide, not the head's hidden_size 32"));
   EXPECT_THAT(load_error_for("", random_head(false, true, 32)),
               HasSubstr("has no 'lm_head.weight', and the target's is 64 wide, not the head's hidden_size 32"));
+}
+
+// A head shaped like the published gpt-oss EAGLE-3 heads -- no lm_head and no embedding: it drafts
+// over the target's vocabulary with the target's -- on a GPT-OSS target (golden/gptoss-tiny: the
+// same width and vocabulary as stories260K, four layers; sinks, sliding windows and experts): its
+// trees verify under the windows, and the output is the plain output, batched and with the
+// prompts arriving in chunks.
+TEST(Eagle3, AGptOssStyleHeadOnAGptOssTargetRunsLosslessly) {
+  EngineConfig c = base_config();
+  c.model.path = test::test_data_path("golden/gptoss-tiny");
+  c.kv_cache.block_size = 4;
+  std::vector<Tokens> prompts;
+  for (const auto& g : test::load_golden_cases(c.model.path)) prompts.push_back(g.prompt);
+  prompts.push_back(golden_prompts()[0]);  // stories260K's vocabulary is the same 512 ids
+  const std::vector<Tokens> plain = plain_outputs(prompts, greedy(32), c);
+  c.plugins.push_back(eagle3_entry("tree = \"dynamic\"\ndepth = 4\ntopk = 2",
+                                   random_head(false, false, 64, TargetFit{{1, 2, 3}, 16, 150000.0})));
+  for (int64_t budget : {256, 12}) {
+    EngineConfig run = test::with_speculation(c, "eagle3", 6);
+    run.engine.max_num_tokens = budget;
+    auto engine = Engine::from_config(run);
+    EXPECT_EQ(outputs_of(test::run_batch(*engine, prompts, {greedy(32)})), plain) << "token budget " << budget;
+    EXPECT_GT(engine->metrics().speculation.draft_tokens, 0) << "token budget " << budget;
+  }
 }
 
 // Aux layers at the top level (not under eagle_config) are read too; and the target's layer ids

@@ -23,7 +23,7 @@
 
 #include "core/engine.h"
 #include "core/error.h"
-#include "core/model_runner.h"
+#include "core/model/model_runner.h"
 #include "core/plugin/engine_plugins.h"
 #include "inspect.h"
 #include "support/golden.h"

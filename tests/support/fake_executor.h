@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/forward_batch.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/tensor.h"
 
 namespace drift::test {

@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cpu_backend.h"
+#include "core/model/rope_frequencies.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/host_services.h"
-#include "core/rope_frequencies.h"
 #include "core/safetensors.h"
 #include "support/test_data.h"
 
@@ -202,7 +202,7 @@ TEST(BackendCallbacks, RmsNormOutOfPlaceAndInPlace) {
 }
 
 // transformers' _compute_llama3_parameters, in doubles: the frequencies the model's rope
-// settings stand for, written out independently of core/rope_frequencies.cpp.
+// settings stand for, written out independently of core/model/rope_frequencies.cpp.
 std::vector<double> llama3_inv_freq(const RopeConfig& rope, int64_t head_dim) {
   const double pi = std::acos(-1.0);
   const double low_wavelen = rope.original_max_position / rope.low_freq_factor;

@@ -1,4 +1,5 @@
-// Lossless greedy speculation: for every golden model and stories260K, with the ngram provider
+// Lossless greedy speculation: for every golden model (gptoss-tiny: trees under sliding windows)
+// and stories260K, with the ngram provider
 // (chains and trees) and the oracle (chains and trees; corruption 0, 0.3, 0.7, 1.0), the
 // speculative output is token-for-token the non-speculative output -- batch 1, batch 8 with
 // mixed prompt lengths, chunked prefill under a small token budget, and a KV budget small
@@ -158,7 +159,8 @@ std::vector<Provider> providers() {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const char* model : {"golden/llama-tiny", "golden/qwen2-tiny", "golden/qwen3-tiny", "models/stories260K"})
+  for (const char* model :
+       {"golden/llama-tiny", "golden/qwen2-tiny", "golden/qwen3-tiny", "golden/gptoss-tiny", "models/stories260K"})
     for (const Provider& p : providers()) out.push_back({model, p});
   return out;
 }

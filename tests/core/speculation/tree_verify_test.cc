@@ -1,8 +1,9 @@
 // Tree attention in the verify forward: for a draft tree verified in ONE ragged forward (mixed
 // with another sequence's prefill chunk and a third one's decode token), the logits of the root
 // and of every node equal a plain causal forward of that node's root-to-node path, within fp32
-// rounding. The batch comes from the engine's own builder (core/batch_builder), so a wrong
-// position, slot, visible length or mask bit shows up as wrong logits.
+// rounding -- also under gptoss-tiny's sliding windows, which a node measures from its own
+// position (the prefix's depth plus its own), not from its slot. The batch comes from the engine's own builder
+// (core/batch_builder), so a wrong position, slot, visible length or mask bit shows up as wrong logits.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -11,9 +12,9 @@
 
 #include "core/backend.h"
 #include "core/batch_builder.h"
-#include "core/model_config.h"
-#include "core/model_runner.h"
-#include "core/model_weights.h"
+#include "core/model/model_config.h"
+#include "core/model/model_runner.h"
+#include "core/model/model_weights.h"
 #include "support/test_data.h"
 
 namespace drift {
@@ -65,6 +66,17 @@ DraftTree random_tree(int64_t n, int64_t vocab, std::mt19937& rng) {
   return tree;
 }
 
+// A broom of `n` nodes: six siblings, then a chain under the last one. Its deep nodes' windows
+// (gptoss-tiny's 16) start among their own ancestors, which sit five slots past their positions.
+DraftTree random_broom(int64_t n, int64_t vocab, std::mt19937& rng) {
+  DraftTree tree;
+  for (int32_t i = 0; i < n; ++i) {
+    tree.parents.push_back(i < 6 ? -1 : i - 1);
+    tree.tokens.push_back(i < 6 ? i : static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, vocab - 1)(rng)));
+  }
+  return tree;
+}
+
 std::vector<int32_t> path_tokens(const DraftTree& tree, int32_t node) {
   std::vector<int32_t> path;
   for (; node >= 0; node = tree.parents[node]) path.push_back(tree.tokens[node]);
@@ -93,10 +105,12 @@ TEST_P(TreeVerifyTest, EveryNodeSeesExactlyItsPath) {
     for (auto& id : ids) id = static_cast<int32_t>(std::uniform_int_distribution<int64_t>(1, m.vocab() - 1)(rng));
     return ids;
   };
-  for (int64_t nodes : {1, 7, 23, 70}) {  // 70 nodes: the mask takes two 64-bit words
+  // 70 nodes: the mask takes two 64-bit words; -26: a broom of 26, 21 deep.
+  for (int64_t size : {1, 7, 23, 70, -26}) {
+    const int64_t nodes = std::abs(size);
     // The verifying sequence: its committed prefix is in the cache, its last token is the root.
     Sequence verifying;
-    verifying.prompt = random_tokens(9);
+    verifying.prompt = random_tokens(25);  // past gptoss-tiny's window (16): every path's window cuts it
     verifying.kv = m.kv.create_sequence();
     const int64_t prefix = static_cast<int64_t>(verifying.prompt.size()) - 1;
     ASSERT_TRUE(m.kv.append(verifying.kv, prefix));
@@ -106,13 +120,13 @@ TEST_P(TreeVerifyTest, EveryNodeSeesExactlyItsPath) {
 
     // One forward: another sequence's prefill chunk, the verify tree, a third one's first token.
     Sequence other, single;
-    other.prompt = random_tokens(6);
+    other.prompt = random_tokens(20);
     single.prompt = random_tokens(1);
     for (Sequence* s : {&other, &single}) {
       s->kv = m.kv.create_sequence();
       ASSERT_TRUE(m.kv.append(s->kv, static_cast<int64_t>(s->prompt.size())));
     }
-    DraftTree tree = random_tree(nodes, m.vocab(), rng);
+    DraftTree tree = size < 0 ? random_broom(nodes, m.vocab(), rng) : random_tree(nodes, m.vocab(), rng);
     ASSERT_TRUE(m.kv.append(verifying.kv, 1 + nodes));
     SchedulerOutput step;
     step.chunks.push_back({&other, 0, static_cast<int64_t>(other.prompt.size()), true, {}});
@@ -140,7 +154,7 @@ TEST_P(TreeVerifyTest, EveryNodeSeesExactlyItsPath) {
 
 INSTANTIATE_TEST_SUITE_P(Models, TreeVerifyTest,
                          ::testing::Values("golden/llama-tiny", "golden/qwen2-tiny", "golden/qwen3-tiny",
-                                           "models/stories260K"),
+                                           "golden/gptoss-tiny", "models/stories260K"),
                          [](const auto& info) {
                            std::string name = info.param;
                            std::replace_if(

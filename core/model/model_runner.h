@@ -7,9 +7,9 @@
 
 #include "core/backend.h"
 #include "core/forward_batch.h"
-#include "core/model_config.h"
-#include "core/model_weights.h"
-#include "core/rope_frequencies.h"
+#include "core/model/model_config.h"
+#include "core/model/model_weights.h"
+#include "core/model/rope_frequencies.h"
 
 namespace drift {
 

@@ -1,4 +1,4 @@
-#include "core/model_layout.h"
+#include "core/model/model_layout.h"
 
 #include "core/error.h"
 

@@ -3,7 +3,7 @@
 // llama3 frequency-dependent scaling, linear position interpolation and YaRN.
 #include <vector>
 
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 namespace drift {
 

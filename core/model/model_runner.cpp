@@ -1,4 +1,4 @@
-#include "core/model_runner.h"
+#include "core/model/model_runner.h"
 
 #include <cmath>
 #include <limits>

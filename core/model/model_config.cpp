@@ -1,4 +1,4 @@
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 
 #include <filesystem>
 #include <limits>
@@ -152,8 +152,17 @@ void refuse_unimplemented(const Fields& f, const json& root, const std::string& 
   const std::string act = f.optional_string("hidden_act", "silu");
   if (act != "silu" && act != "swish")
     fail("hidden_act = \"{}\" in '{}' is not supported (the engine implements silu)", act, source);
-  if (f.has("quantization_config"))
-    fail("'{}' has a quantization_config: quantized checkpoints are not supported", source);
+  if (f.has("quantization_config")) {
+    const json& q = root["quantization_config"];
+    const std::string method = q.is_object() && q.contains("quant_method") && q["quant_method"].is_string()
+                                   ? q["quant_method"].get<std::string>()
+                                   : q.dump();
+    if (arch != Architecture::GptOss || method != "mxfp4")
+      fail(
+          "quantization_config in '{}' has quant_method {}: quantized checkpoints are not supported but gpt_oss's "
+          "mxfp4 experts",
+          source, method);
+  }
   if (f.optional_bool("use_sliding_window", false))
     fail("use_sliding_window = true in '{}': sliding-window attention is not supported", source);
   if (f.has("layer_types") && arch != Architecture::GptOss) {
@@ -189,12 +198,18 @@ std::vector<LayerSpec> parse_layers(const Fields& f, const json& root, const Mod
   return layers;
 }
 
-MoeConfig parse_moe(const Fields& f, Architecture arch) {
+MoeConfig parse_moe(const Fields& f, const ModelConfig& c, const std::string& source) {
   MoeConfig moe;
-  if (arch != Architecture::GptOss) return moe;
+  if (c.arch != Architecture::GptOss) return moe;
   moe.num_experts = f.bounded_int("num_local_experts", kMaxHeads);
   moe.experts_per_token = f.bounded_int("num_experts_per_tok", moe.num_experts);
   moe.swiglu_limit = f.positive_double("swiglu_limit", 7.0, 1e6);
+  moe.mxfp4 = f.has("quantization_config");  // refuse_unimplemented let only mxfp4 through
+  if (moe.mxfp4 && (c.hidden_size % 32 != 0 || c.intermediate_size % 32 != 0))
+    fail(
+        "quantization_config mxfp4 in '{}' quantizes the experts' inputs in blocks of 32: hidden_size ({}) and "
+        "intermediate_size ({}) must be multiples of 32",
+        source, c.hidden_size, c.intermediate_size);
   return moe;
 }
 
@@ -310,7 +325,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   // ModelConfig has no MLP bias; accepting one would load a model that silently drops weights.
   if (f.optional_bool("mlp_bias", false)) fail("mlp_bias = true in '{}' is not supported", source_name);
   c.rope = parse_rope(root, source_name);
-  c.moe = parse_moe(f, c.arch);
+  c.moe = parse_moe(f, c, source_name);
   c.layers = parse_layers(f, root, c, source_name);
   c.bos_token_id = f.optional_token("bos_token_id");
   c.eos_token_ids = f.token_list("eos_token_id");

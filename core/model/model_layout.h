@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/tensor.h"
 
 namespace drift {

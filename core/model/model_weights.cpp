@@ -1,4 +1,4 @@
-#include "core/model_weights.h"
+#include "core/model/model_weights.h"
 
 #include <cstdio>
 #include <cstring>
@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "core/model/mxfp4.h"
 #include "core/safetensors.h"
 
 namespace drift {
@@ -28,6 +29,16 @@ class TensorReader {
     if (info.dtype != DType::F32 && info.dtype != DType::F16 && info.dtype != DType::BF16)
       fail("tensor '{}' in {} has dtype {}; weights must be float32, float16 or bfloat16", name, info.file,
            dtype_name(info.dtype));
+    used_.insert(name);
+    return RawTensor{info.data, info.dtype, info.shape};
+  }
+
+  // Packed bytes (MXFP4 blocks and scales): uint8 of the given shape.
+  RawTensor read_bytes(const std::string& name, const std::vector<int64_t>& shape) {
+    const TensorInfo& info = ckpt_.get(name);
+    if (info.shape != shape || info.dtype != DType::U8)
+      fail("tensor '{}' in {} is {} [{}], expected uint8 [{}] (MXFP4, quantization_config in config.json)", name,
+           info.file, dtype_name(info.dtype), fmt::join(info.shape, ", "), fmt::join(shape, ", "));
     used_.insert(name);
     return RawTensor{info.data, info.dtype, info.shape};
   }
@@ -78,16 +89,42 @@ Tensor load(Backend& backend, std::initializer_list<RawTensor> row_blocks, int64
   return backend.load_weight(std::span<const RawTensor>(row_blocks.begin(), row_blocks.size()), pair_span);
 }
 
-// GPT-OSS's router and experts (the dense checkpoint layout; MXFP4 blocks are refused with the
-// quantization_config in model_config.cpp).
+// [experts, inputs, outputs] (transformers' dense experts) as [experts, outputs, inputs], fp32.
+Tensor outputs_first(const RawTensor& stored) {
+  const Tensor f32 = to_f32(TensorInfo{"", stored.dtype, stored.shape, stored.data, 0, ""});
+  const int64_t experts = stored.shape[0], inputs = stored.shape[1], outputs = stored.shape[2];
+  Tensor out = Tensor::zeros({experts, outputs, inputs});
+  for (int64_t e = 0; e < experts; ++e)
+    for (int64_t i = 0; i < inputs; ++i)
+      for (int64_t o = 0; o < outputs; ++o)
+        out.as<float>()[(e * outputs + o) * inputs + i] = f32.as<float>()[(e * inputs + i) * outputs + o];
+  return out;
+}
+
+// One expert projection on the backend as MoeWeights keeps it, [experts, outputs, inputs] (rows are
+// outputs, as every linear weight): transposed from transformers' dense layout, or expanded from
+// MXFP4 blocks [experts, outputs, inputs / 32, 16] and scales, which already run outputs first (the
+// CPU backend computes in fp32; the CUDA backend, which would keep the 4 bits, does not run GPT-OSS
+// yet).
+Tensor load_expert_weight(TensorReader& r, const ModelConfig& c, const std::string& name, int64_t inputs,
+                          int64_t outputs, Backend& backend) {
+  const int64_t e = c.moe.num_experts, groups = inputs / kMxfp4Block;
+  const Tensor dense =
+      c.moe.mxfp4 ? dequantize_mxfp4_experts(r.read_bytes(name + "_blocks", {e, outputs, groups, kMxfp4Block / 2}),
+                                             r.read_bytes(name + "_scales", {e, outputs, groups}), name)
+                  : outputs_first(r.read(name, {e, inputs, outputs}));
+  return load(backend, {RawTensor{dense.data(), DType::F32, dense.shape()}});
+}
+
+// GPT-OSS's router and experts.
 MoeWeights load_experts(TensorReader& r, const ModelConfig& c, const std::string& p, Backend& backend) {
   const int64_t e = c.moe.num_experts, h = c.hidden_size, inter = c.intermediate_size;
   MoeWeights m;
   m.router = load(backend, {r.read(p + "router.weight", {e, h})});
   m.router_bias = load(backend, {r.read(p + "router.bias", {e})});
-  m.gate_up = load(backend, {r.read(p + "experts.gate_up_proj", {e, h, 2 * inter})});
+  m.gate_up = load_expert_weight(r, c, p + "experts.gate_up_proj", h, 2 * inter, backend);
   m.gate_up_bias = load(backend, {r.read(p + "experts.gate_up_proj_bias", {e, 2 * inter})});
-  m.down = load(backend, {r.read(p + "experts.down_proj", {e, inter, h})});
+  m.down = load_expert_weight(r, c, p + "experts.down_proj", inter, h, backend);
   m.down_bias = load(backend, {r.read(p + "experts.down_proj_bias", {e, h})});
   return m;
 }

@@ -1,4 +1,4 @@
-#include "core/rope_frequencies.h"
+#include "core/model/rope_frequencies.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "core/model_config.h"
+#include "core/model/model_config.h"
 #include "core/tensor.h"
 
 namespace drift {

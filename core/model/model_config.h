@@ -46,6 +46,9 @@ struct MoeConfig {
   int64_t experts_per_token = 0;
   double swiglu_limit = 7.0;
   double swiglu_alpha = 1.702;
+  // The experts' weights are stored as MXFP4 blocks and scales (quantization_config quant_method
+  // "mxfp4", as the published gpt-oss checkpoints), not dense.
+  bool mxfp4 = false;
 };
 
 struct ModelConfig {
