@@ -56,20 +56,21 @@ void BpeModel::load_merges(const json& merges, const std::string& field) {
   // (words not in the cache) got about 20% faster for a few MB more per tokenizer.
   merges_.max_load_factor(0.25f);
   merges_.reserve(merges.size());
+  std::string merged;  // reused: a merge list has ~10^5 entries
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const json& m = merges[rank];
-    std::string left, right;
+    std::string_view left, right;
     // Two spellings exist: "a b" (older files, split on the single space) and ["a", "b"].
     if (m.is_string()) {
-      const std::string& s = m.get_ref<const std::string&>();
-      size_t space = s.find(' ');
-      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
+      const std::string_view s = m.get_ref<const std::string&>();
+      const size_t space = s.find(' ');
+      if (space == std::string_view::npos || s.find(' ', space + 1) != std::string_view::npos)
         fail("{}[{}] = '{}' must be two tokens separated by one space", field, rank, s);
       left = s.substr(0, space);
       right = s.substr(space + 1);
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      left = m[0].get<std::string>();
-      right = m[1].get<std::string>();
+      left = m[0].get_ref<const std::string&>();
+      right = m[1].get_ref<const std::string&>();
     } else {
       fail("{}[{}] must be \"left right\" or [\"left\", \"right\"], got {}", field, rank, m.dump());
     }
@@ -77,10 +78,10 @@ void BpeModel::load_merges(const json& merges, const std::string& field) {
     if (!left_id || !right_id)
       fail("{}[{}]: token '{}' is not in the vocabulary", field, rank, left_id ? right : left);
     // The merged token drops the right part's continuing-subword prefix, as HF builds it.
-    std::string_view right_part = right;
-    if (!continuing_subword_prefix_.empty() && right_part.starts_with(continuing_subword_prefix_))
-      right_part.remove_prefix(continuing_subword_prefix_.size());
-    std::string merged = left + std::string(right_part);
+    if (!continuing_subword_prefix_.empty() && right.starts_with(continuing_subword_prefix_))
+      right.remove_prefix(continuing_subword_prefix_.size());
+    merged.assign(left);
+    merged.append(right);
     auto new_id = token_to_id(merged);
     if (!new_id) fail("{}[{}]: merged token '{}' is not in the vocabulary", field, rank, merged);
     // A repeated pair keeps its last rank, as HF's HashMap collect does.

@@ -30,6 +30,12 @@ TEST(JsonInput, RepeatedKeysAreRefusedAtAnyDepth) {
             "f.json: key 'b' appears more than once");
   // The same key in sibling objects is no repeat.
   EXPECT_EQ(parse_json_input(R"({"x": {"k": 1}, "y": {"k": 2}})", "f.json")["y"]["k"], 2);
+  // Repeats whose values are containers, in both flavours; the first repeat in the text is named.
+  EXPECT_EQ(error_of([] { parse_json_input(R"({"s": {"k": 1}, "o": {}, "o": {"k": 2}, "s": 1})", "f.json"); }),
+            "f.json: key 'o' appears more than once");
+  EXPECT_EQ(error_of([] { parse_ordered_json_input(R"([{"m": []}, {"n": [1], "n": [2]}])", "t.json"); }),
+            "t.json: key 'n' appears more than once");
+  EXPECT_EQ(parse_ordered_json_input(R"({"b": {"k": 1}, "a": {"k": 2}})", "t.json").begin().key(), "b");
 }
 
 TEST(JsonInput, NestingIsBounded) {
