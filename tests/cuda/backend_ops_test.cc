@@ -428,6 +428,42 @@ TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
   }
 }
 
+// The rows of a context's last page past its end hold whatever was there (never written, stale,
+// NaN), and a kernel that stages whole pages reads them: they must not reach the output (P V's zero
+// weights times NaN is NaN). Block sizes 8 to 256 and 48; a 1100-position prompt ends inside a
+// page at each.
+TEST_P(CudaAttentionTest, PrefillIgnoresWhatPagesHoldPastTheContext) {
+  for (int64_t block_size : {8, 16, 32, 48, 256}) {
+    SCOPED_TRACE(testing::Message() << "block size " << block_size);
+    const PagedCase c{128, 32, 8, block_size};
+    constexpr int64_t kPrompt = 1100, kPrompts = 3;
+    const int64_t pages = (kPrompt + block_size - 1) / block_size;
+    PagedFixture f(*this, c, kPrompts * pages + 1);
+    for (int64_t s = 0; s < kPrompts; ++s) {
+      const int32_t seq = f.add_sequence(kPrompt);
+      for (int64_t i = 0; i < kPrompt; ++i) f.add_query(seq, static_cast<int32_t>(i + 1));
+    }
+    const int64_t tokens = kPrompts * kPrompt, per_row = c.num_heads * c.head_dim;
+    auto [q, q_ref] = bf16_pair(random({tokens, c.num_heads, c.head_dim}));
+    const Tensor clean = run_with(f, q, q_ref).first;
+    // NaN in every slot of each sequence's last page past the prompt, in both caches.
+    const int64_t tail = pages * block_size - kPrompt, row_bytes = c.num_kv_heads * c.head_dim * 2;
+    Tensor nan_host = Tensor::zeros({tail, c.num_kv_heads, c.head_dim});
+    std::fill(nan_host.as<float>(), nan_host.as<float>() + nan_host.numel(), NAN);
+    const Tensor nan_rows = bf16_pair(nan_host).first;
+    for (const auto& table : f.meta.block_tables)
+      for (Tensor* cache : {&f.gpu_kv.k, &f.gpu_kv.v}) {
+        const int64_t first_slot = table.back() * block_size + (block_size - tail);
+        Tensor rows = Tensor::wrap(static_cast<char*>(cache->data()) + first_slot * row_bytes,
+                                   {tail, c.num_kv_heads, c.head_dim}, GetParam(), Device::CUDA, nullptr);
+        gpu_->copy(nan_rows, rows);
+      }
+    auto [poisoned, ref] = run_with(f, q, q_ref);
+    EXPECT_LE(rel_error(poisoned, ref), 1e-2);
+    EXPECT_TRUE(bit_equal(poisoned, clean, 0, 0, tokens * per_row));
+  }
+}
+
 TEST_P(CudaOpsTest, NormsRopeActivationsAndDataMovementMatchCpu) {
   for (int64_t rows : {1, 5, 64}) {
     // add_rms_norm runs on a cluster of 8 blocks when dim splits into 8 slices of 4-element steps
