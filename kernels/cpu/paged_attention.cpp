@@ -19,7 +19,7 @@ bool visible(const PagedAttentionArgs& a, int64_t entry, int64_t t, int64_t pos)
   return (a.mask[t * a.mask_words + bit / 64] >> (bit % 64)) & 1u;
 }
 
-// The positions a row's window starts at (0: no window). A row's position is its last visible
+// The position a row's window starts at (0: no window). A row's position is its last visible
 // one's, but a tree row's masked positions hold the whole tree: the ones it sees are its ancestors
 // and itself, one a depth, so it sits at mask_start + (their count - 1).
 int64_t window_start(const PagedAttentionArgs& a, int64_t entry, int64_t t, int64_t len, int64_t masked_from) {
