@@ -16,7 +16,9 @@ namespace drift::app {
 struct SamplingArgs {
   std::optional<int64_t> max_new_tokens;
   std::optional<double> temperature, top_p, min_p;
-  std::optional<int64_t> top_k;
+  std::optional<double> presence_penalty, frequency_penalty, repetition_penalty;
+  std::optional<int64_t> top_k, min_tokens;
+  std::vector<std::string> logit_bias;  // TOKEN=BIAS
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   std::string speculative;  // "" = the config's [speculative]; "off"; or a draft provider's name

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/logit_adjustments.h"
 #include "core/sampling_params.h"
 #include "core/tensor.h"
 
@@ -80,7 +81,14 @@ struct RowSampling {
   SamplingParams params;
   uint64_t seed = 0;
   uint64_t output_index = 0;
+  // Applied to the row's logits before the pick (core/logit_adjustments.h). Logprobs stay the
+  // model's own (raw logits, as OpenAI and vLLM report them).
+  std::vector<LogitAdjustment> adjustments;
 };
+
+// The row's pick on the host: its logits shaped by its adjustments (on a copy: `logits` stays the
+// model's, for logprobs), then sample_token.
+int32_t sample_shaped(const float* logits, int64_t vocab, const RowSampling& row);
 
 // A checkpoint tensor's bytes as stored (e.g. mapped from a safetensors file), in its own dtype.
 struct RawTensor {

@@ -86,14 +86,20 @@ void Backend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v,
   write_kv(kv, k, v, meta);
 }
 
+int32_t sample_shaped(const float* logits, int64_t vocab, const RowSampling& row) {
+  if (row.adjustments.empty()) return sample_token(logits, vocab, row.params, row.seed, row.output_index);
+  std::vector<float> shaped(logits, logits + vocab);
+  apply_logit_adjustments(shaped.data(), vocab, row.adjustments);
+  return sample_token(shaped.data(), vocab, row.params, row.seed, row.output_index);
+}
+
 std::vector<int32_t> Backend::pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) {
   const Tensor host = to_host_f32(logits);
   const int64_t vocab = host.dim(1);
   DRIFT_CHECK(host.dim(0) == static_cast<int64_t>(rows.size()), "pick_tokens: {} logit rows for {} settings",
               host.dim(0), rows.size());
   std::vector<int32_t> picks(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r)
-    picks[r] = sample_token(host.as<float>() + r * vocab, vocab, rows[r].params, rows[r].seed, rows[r].output_index);
+  for (size_t r = 0; r < rows.size(); ++r) picks[r] = sample_shaped(host.as<float>() + r * vocab, vocab, rows[r]);
   return picks;
 }
 

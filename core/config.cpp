@@ -181,6 +181,9 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("top_p", c.generation.top_p);
     r.read("min_p", c.generation.min_p);
     r.read("seed", c.generation.seed);
+    r.read("presence_penalty", c.generation.presence_penalty);
+    r.read("frequency_penalty", c.generation.frequency_penalty);
+    r.read("repetition_penalty", c.generation.repetition_penalty);
     r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "speculative", source)) {
@@ -273,6 +276,9 @@ SamplingParams sampling_params_from(const GenerationSection& generation) {
   p.top_p = generation.top_p;
   p.min_p = generation.min_p;
   if (generation.seed != 0) p.seed = generation.seed;
+  p.presence_penalty = generation.presence_penalty;
+  p.frequency_penalty = generation.frequency_penalty;
+  p.repetition_penalty = generation.repetition_penalty;
   return p;
 }
 

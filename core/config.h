@@ -61,6 +61,9 @@ struct GenerationSection {  // defaults for requests that do not say otherwise
   double top_p = 1.0;
   double min_p = 0.0;
   uint64_t seed = 0;
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
+  double repetition_penalty = 1.0;
 };
 
 struct SpeculativeSection {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <random>
 
 #include <fmt/format.h>
@@ -80,6 +81,8 @@ std::string Engine::validate_request(const Sequence& seq) const {
     return fmt::format("prompt has {} tokens; max_seq_len is {} (room is needed for at least one new token)",
                        seq.total_len(), options_.limits.max_seq_len);
   if (std::string bad = validate_sampling_params(seq.params); !bad.empty()) return "sampling: " + bad;
+  for (const auto& [token, bias] : seq.params.logit_bias)
+    if (token >= vocab) return fmt::format("logit_bias: token id {} is out of range [0, {})", token, vocab);
   if (seq.params.cache_salt.find('\0') != std::string::npos) return "cache_salt contains a NUL byte";
   if (!seq.params.stop.empty()) {
     if (!tokenizer_) return "stop strings need a tokenizer, and the model has none (use stop_token_ids)";
@@ -170,17 +173,38 @@ void Engine::release(int64_t id) {
   if (it != requests_.end() && it->second->finished()) requests_.erase(it);
 }
 
-// The rows each chunk wants picked, in logit-row order: its root, then its draft nodes.
-Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled, std::span<const KvView> views) {
-  ForwardBatch batch = build_forward_batch(scheduled, *kv_);
-  speculator_->apply_views(batch, scheduled, views);
-  if (speculator_->needs_logits()) return {{}, executor_->forward(batch), {}};
+// The rows each chunk wants picked, in logit-row order: its root, then its draft nodes, each with
+// its logit adjustments (a node's path counts as output, as it would when plain decoding reached
+// it).
+std::vector<RowSampling> Engine::logit_rows(const SchedulerOutput& scheduled) const {
   std::vector<RowSampling> rows;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
     if (!chunk.wants_logits) continue;
     const Sequence& seq = *chunk.seq;
-    for (RowSampling& row : pick_rows(chunk.draft, seq.params, seq.seed, seq.output.size()))
-      rows.push_back(std::move(row));
+    std::vector<RowSampling> chunk_rows = pick_rows(chunk.draft, seq.params, seq.seed, seq.output.size());
+    if (seq.params.shapes_logits())
+      add_logit_adjustments(chunk_rows, chunk.draft, TokenOccurrences(seq.prompt, seq.output), options_.eos_ids);
+    for (RowSampling& row : chunk_rows) rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled, std::span<const KvView> views) {
+  ForwardBatch batch = build_forward_batch(scheduled, *kv_);
+  speculator_->apply_views(batch, scheduled, views);
+  const std::vector<RowSampling> rows = logit_rows(scheduled);
+  if (speculator_->needs_logits()) {  // a custom acceptance rule reads the shaped host logits
+    TargetOutput output{{}, executor_->forward(batch), {}, {}};
+    const int64_t vocab = output.logits.dim(1);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      if (rows[r].adjustments.empty()) continue;
+      if (output.raw_logits.empty()) {
+        output.raw_logits = Tensor::zeros(output.logits.shape());
+        std::memcpy(output.raw_logits.data(), output.logits.data(), output.logits.nbytes());
+      }
+      apply_logit_adjustments(output.logits.as<float>() + static_cast<int64_t>(r) * vocab, vocab, rows[r].adjustments);
+    }
+    return output;
   }
   TargetOutput output;
   output.picks = executor_->forward_picks(batch, rows, &output.logprobs);
@@ -225,8 +249,8 @@ std::vector<TokenLogprobs> Engine::path_logprobs(const Sequence& seq, const Acce
   for (size_t k = 0; k < path.tokens.size(); ++k) {
     const int64_t row = first_row + (k == 0 ? 0 : 1 + path.nodes[k - 1]);
     if (!output.logits.empty()) {
-      out.push_back(
-          token_logprobs(output.logits.as<float>() + row * vocab, vocab, path.tokens[k], seq.params.logprobs));
+      const Tensor& logits = output.raw_logits.empty() ? output.logits : output.raw_logits;
+      out.push_back(token_logprobs(logits.as<float>() + row * vocab, vocab, path.tokens[k], seq.params.logprobs));
     } else {
       DRIFT_CHECK(row < static_cast<int64_t>(output.logprobs.size()), "no logprobs for logit row {}", row);
       out.push_back(output.logprobs[row]);

@@ -137,7 +137,9 @@ class Engine {
     std::vector<int32_t> picks;
     Tensor logits;
     std::vector<TokenLogprobs> logprobs;  // per logit row, when a request asked for them
+    Tensor raw_logits;                    // `logits` before shaping, when a row shaped them (logprobs read these)
   };
+  std::vector<RowSampling> logit_rows(const SchedulerOutput& scheduled) const;
   // One step's work on a non-empty schedule: views, forward, accept and commit, next drafts.
   void run_step(const SchedulerOutput& scheduled);
   // `views`: the verification policy's, one per chunk (empty: every chunk attends fully).

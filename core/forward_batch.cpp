@@ -31,8 +31,7 @@ std::vector<int32_t> ModelExecutor::forward_picks(const ForwardBatch& batch, std
               logits.dim(0));
   const int64_t vocab = logits.dim(1);
   std::vector<int32_t> picks(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r)
-    picks[r] = sample_token(logits.as<float>() + r * vocab, vocab, rows[r].params, rows[r].seed, rows[r].output_index);
+  for (size_t r = 0; r < rows.size(); ++r) picks[r] = sample_shaped(logits.as<float>() + r * vocab, vocab, rows[r]);
   if (const std::vector<int32_t> wanting = rows_wanting_logprobs(rows); logprobs && !wanting.empty())
     *logprobs = rows_logprobs(logits, wanting, false, rows, picks);
   return picks;

@@ -25,6 +25,20 @@ std::optional<InvalidSamplingParam> find_invalid_sampling_param(const SamplingPa
   if (p.max_new_tokens < 1) return invalid("max_new_tokens", p.max_new_tokens, "must be >= 1");
   if (p.logprobs < -1 || p.logprobs > kMaxTopLogprobs)
     return invalid("logprobs", p.logprobs, "must be in [0, 20] (or -1: none)");
+  for (const auto& [field, value] :
+       {std::pair{"presence_penalty", p.presence_penalty}, std::pair{"frequency_penalty", p.frequency_penalty}})
+    if (!(value >= -2.0 && value <= 2.0)) return invalid(field, value, "must be in [-2, 2]");
+  if (!(p.repetition_penalty > 0.0) || !std::isfinite(p.repetition_penalty))
+    return invalid("repetition_penalty", p.repetition_penalty, "must be a finite number > 0 (1 = off)");
+  for (const auto& [token, bias] : p.logit_bias) {
+    if (token < 0) return invalid("logit_bias", token, "token ids must be >= 0");
+    if (!(bias >= -100.0 && bias <= 100.0))
+      return InvalidSamplingParam{"logit_bias", fmt::format("{{{}: {}}}", token, bias),
+                                  "biases must be in [-100, 100]"};
+  }
+  if (p.min_tokens < 0 || p.min_tokens > p.max_new_tokens)
+    return InvalidSamplingParam{"min_tokens", fmt::format("{}", p.min_tokens),
+                                fmt::format("must be in [0, max_new_tokens] (max_new_tokens = {})", p.max_new_tokens)};
   return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace drift {
@@ -33,12 +34,28 @@ struct SamplingParams {
   // Log-probabilities (core/token_logprobs.h): -1 none; n in [0, 20] the committed token's and
   // the n most likely tokens' at every output position (RequestOutput::logprobs).
   int32_t logprobs = -1;
+  // Logits shaping before every pick, vLLM's semantics (core/logit_adjustments.h), at each draft
+  // node as at the root, so speculation stays lossless: logit_bias adds to a token's logit
+  // ([-100, 100]); repetition_penalty (> 0, 1 = off) divides a positive logit of a token seen in
+  // the prompt or the output and multiplies a negative one; frequency_penalty and
+  // presence_penalty ([-2, 2]) subtract per occurrence in the output and once for any;
+  // min_tokens keeps the end-of-sequence and stop_token_ids tokens from being picked until that
+  // many tokens are out.
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
+  double repetition_penalty = 1.0;
+  std::vector<std::pair<int32_t, double>> logit_bias;  // (token id, bias)
+  int64_t min_tokens = 0;
+  bool shapes_logits() const {
+    return presence_penalty != 0.0 || frequency_penalty != 0.0 || repetition_penalty != 1.0 || !logit_bias.empty() ||
+           min_tokens > 0;
+  }
 };
 
 // The first out-of-range field, described so that each caller can name it the way its user wrote
 // it: a request field, a config key (generation.top_p) or a CLI option (--top-p).
 struct InvalidSamplingParam {
-  std::string field;        // "temperature", "top_k", "top_p", "min_p", "max_new_tokens", "logprobs"
+  std::string field;        // "temperature", "top_k", ..., "logit_bias", "min_tokens"
   std::string value;        // the value, formatted
   std::string requirement;  // e.g. "must be in (0, 1]"
 };

@@ -116,6 +116,45 @@ std::string read_speculative(const FieldReader& body, const ServingContext& cont
   return "";
 }
 
+// OpenAI's logit_bias: {"<token id>": bias, ...}, at most one entry per vocabulary token.
+std::vector<std::pair<int32_t, double>> read_logit_bias(const Json& map, int64_t vocab) {
+  if (!map.is_object())
+    throw bad_request("logit_bias", fmt::format("logit_bias must be an object mapping token ids to biases, got {}",
+                                                describe_value(map)));
+  if (static_cast<int64_t>(map.size()) > vocab)
+    throw bad_request("logit_bias", fmt::format("logit_bias holds {} entries, more than the vocabulary's {} tokens",
+                                                map.size(), vocab));
+  std::vector<std::pair<int32_t, double>> out;
+  for (const auto& [key, value] : map.items()) {
+    const std::string name = fmt::format("logit_bias[\"{}\"]", key);
+    size_t used = 0;
+    long long id = -1;
+    try {
+      id = std::stoll(key, &used);
+    } catch (const std::logic_error&) {
+      used = 0;
+    }
+    if (used == 0 || used != key.size() || key.find_first_not_of("0123456789") != std::string::npos)
+      throw bad_request(name, fmt::format("{}: the key must be a token id (digits), got \"{}\"", name, key));
+    if (id >= vocab) throw out_of_range(name, key, fmt::format("token ids are in [0, {})", vocab));
+    if (!value.is_number())
+      throw bad_request(name, fmt::format("{} must be a number, got {}", name, describe_value(value)));
+    const double bias = value.get<double>();
+    if (!(bias >= -100.0 && bias <= 100.0)) throw out_of_range(name, describe_value(value), "must be in [-100, 100]");
+    out.emplace_back(static_cast<int32_t>(id), bias);
+  }
+  return out;
+}
+
+// Penalties, logit_bias and vLLM's min_tokens (the ranges: find_invalid_sampling_param).
+void read_logits_shaping(const FieldReader& body, const ServingContext& context, SamplingParams& p) {
+  if (auto v = body.number("presence_penalty")) p.presence_penalty = *v;
+  if (auto v = body.number("frequency_penalty")) p.frequency_penalty = *v;
+  if (auto v = body.number("repetition_penalty")) p.repetition_penalty = *v;
+  if (const Json* bias = body.find("logit_bias")) p.logit_bias = read_logit_bias(*bias, context.vocab_size);
+  if (auto m = body.integer("min_tokens")) p.min_tokens = *m;
+}
+
 void read_sampling(const FieldReader& body, const ServingContext& context, SamplingParams& p) {
   if (auto t = body.number("temperature")) {
     if (*t < 0 || *t > kMaxTemperature)
@@ -137,6 +176,7 @@ void read_sampling(const FieldReader& body, const ServingContext& context, Sampl
     p.cache_salt = *salt;
   }
   if (auto use = body.boolean("prefix_cache")) p.prefix_cache = *use;
+  read_logits_shaping(body, context, p);
   if (auto bad = find_invalid_sampling_param(p)) throw out_of_range(bad->field, bad->value, bad->requirement);
 }
 

@@ -21,7 +21,6 @@ void refuse_given(const FieldReader& body) {
       {"guided_grammar", "structured output (a grammar) is not supported: there is no grammar engine"},
       {"grammar", "structured output (a grammar) is not supported: there is no grammar engine"},
       {"structured_outputs", "structured output is not supported: there is no grammar engine"},
-      {"logit_bias", "logit_bias is not supported"},
       {"allowed_token_ids", "allowed_token_ids is not supported"},
       {"bad_words", "bad_words is not supported"},
       {"logits_processors", "logits processors are not supported"},
@@ -45,24 +44,10 @@ void refuse_counts_and_penalties(const FieldReader& body) {
     throw bad_request("n", fmt::format("n = {}: only n = 1 is supported", *n));
   if (auto b = body.integer("best_of"); b && *b != 1)
     throw bad_request("best_of", fmt::format("best_of = {}: only best_of = 1 is supported", *b));
-  for (const char* penalty : {"presence_penalty", "frequency_penalty"})
-    if (auto p = body.number(penalty); p && *p != 0.0)
-      throw bad_request(penalty, fmt::format("{} = {}: penalties are not supported (give 0)", penalty, *p));
-  if (auto r = body.number("repetition_penalty"); r && *r != 1.0)
-    throw bad_request("repetition_penalty", fmt::format("repetition_penalty = {}: not supported (give 1)", *r));
   if (auto l = body.number("length_penalty"); l && *l != 1.0)
     throw bad_request("length_penalty", fmt::format("length_penalty = {}: not supported (give 1)", *l));
   if (auto beam = body.boolean("use_beam_search"); beam && *beam)
     throw unsupported("use_beam_search", "beam search is not supported");
-  // vLLM's min_tokens keeps EOS and the stop ids from being sampled until N tokens exist; the
-  // engine samples on the device without a per-request token mask, so it cannot.
-  if (auto m = body.integer("min_tokens")) {
-    if (*m < 0) throw bad_request("min_tokens", fmt::format("min_tokens = {}: must be >= 0", *m));
-    if (*m > 0)
-      throw bad_request("min_tokens", fmt::format("min_tokens = {}: not supported (the engine cannot keep EOS from "
-                                                  "being sampled); give 0",
-                                                  *m));
-  }
 }
 
 void refuse_output_shapes(const FieldReader& body, bool chat) {

@@ -7,6 +7,7 @@
 #include "core/cuda/cuda_check.h"
 #include "core/cuda/tensor_kind.h"
 #include "core/sampler.h"
+#include "kernels/cuda/logit_adjustments.h"
 #include "kernels/cuda/ops.h"
 
 namespace drift {
@@ -59,6 +60,20 @@ void CudaBackend::convert(const Tensor& src, Tensor& dst) {
   DRIFT_LAUNCHED("convert");
 }
 
+// The rows' logit adjustments, in place, in one launch (nothing when no row shapes its logits).
+void CudaBackend::shape_logits(const Tensor& logits, std::span<const RowSampling> rows) {
+  std::vector<cuda::LogitAdjustmentEntry> entries;
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (const LogitAdjustment& a : rows[r].adjustments)
+      if (a.token >= 0 && a.token < logits.dim(1))
+        entries.push_back({static_cast<int32_t>(r), a.token, a.before, a.positive_divisor, a.negative_factor, a.after});
+  if (entries.empty()) return;
+  const auto* device = device_copy(std::span<const cuda::LogitAdjustmentEntry>(entries));
+  cuda::adjust_logits(const_cast<float*>(logits.as<float>()), logits.dim(1), device,
+                      static_cast<int64_t>(entries.size()), stream_);
+  DRIFT_LAUNCHED("adjust_logits");
+}
+
 // Greedy rows are an argmax; sampled rows sort their logits once and walk them as the host
 // sampler does, with the row's seeded uniform draw computed here on the host.
 std::vector<int32_t> CudaBackend::pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) {
@@ -68,6 +83,7 @@ std::vector<int32_t> CudaBackend::pick_tokens(const Tensor& logits, std::span<co
   DRIFT_CHECK(count == static_cast<int64_t>(rows.size()), "pick_tokens: {} logit rows for {} settings", count,
               rows.size());
   if (count == 0) return {};
+  shape_logits(logits, rows);
   auto* picks = static_cast<int32_t*>(arena_.allocate(count * sizeof(int32_t)));
   cuda::argmax_rows(logits.as<float>(), count, vocab, picks, stream_);
   DRIFT_LAUNCHED("argmax");

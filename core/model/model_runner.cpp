@@ -250,13 +250,16 @@ std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::
               batch.logit_rows.size());
   return run_forward(batch, [&](const Tensor& logits) {
     if (logits.empty()) return std::vector<int32_t>();
-    std::vector<int32_t> picks = backend_.pick_tokens(logits, rows);
-    if (const std::vector<int32_t> wanting = rows_wanting_logprobs(rows); logprobs && !wanting.empty()) {
-      // Only the rows of requests that asked come to the host (a device backend keeps the rest).
-      Tensor asked = scratch({static_cast<int64_t>(wanting.size()), config_.vocab_size}, DType::F32);
+    // Only the rows of requests that asked come to the host (a device backend keeps the rest),
+    // taken before the pick: a device backend shapes its logits in place.
+    const std::vector<int32_t> wanting = logprobs ? rows_wanting_logprobs(rows) : std::vector<int32_t>();
+    Tensor asked;
+    if (!wanting.empty()) {
+      asked = scratch({static_cast<int64_t>(wanting.size()), config_.vocab_size}, DType::F32);
       backend_.gather_rows(logits, wanting, asked);
-      *logprobs = rows_logprobs(backend_.to_host_f32(asked), wanting, true, rows, picks);
     }
+    std::vector<int32_t> picks = backend_.pick_tokens(logits, rows);
+    if (!wanting.empty()) *logprobs = rows_logprobs(backend_.to_host_f32(asked), wanting, true, rows, picks);
     return picks;
   });
 }

@@ -1,5 +1,7 @@
 #include "core/speculation/acceptance.h"
 
+#include <algorithm>
+
 #include "core/sampler.h"
 
 namespace drift {
@@ -35,9 +37,22 @@ std::vector<RowSampling> pick_rows(const DraftTree& tree, const SamplingParams& 
                                    uint64_t first_output_index) {
   std::vector<RowSampling> rows;
   rows.reserve(tree.size() + 1);
-  rows.push_back({params, seed, first_output_index});
-  for (int32_t depth : tree.depths()) rows.push_back({params, seed, first_output_index + depth});
+  rows.push_back({params, seed, first_output_index, {}});
+  for (int32_t depth : tree.depths()) rows.push_back({params, seed, first_output_index + depth, {}});
   return rows;
+}
+
+void add_logit_adjustments(std::span<RowSampling> rows, const DraftTree& tree, const TokenOccurrences& seen,
+                           std::span<const int32_t> eos_ids) {
+  std::vector<int32_t> path;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    path.clear();
+    for (int32_t node = static_cast<int32_t>(r) - 1; node >= 0; node = tree.parents[node])
+      path.push_back(tree.tokens[node]);
+    std::reverse(path.begin(), path.end());
+    rows[r].adjustments =
+        logit_adjustments(rows[r].params, seen, path, static_cast<int64_t>(rows[r].output_index), eos_ids);
+  }
 }
 
 }  // namespace drift

@@ -41,5 +41,9 @@ AcceptedPath accept_picked(const DraftTree& tree, std::span<const int32_t> picks
 // The sampling of each of the tree.size() + 1 rows accept_picked reads.
 std::vector<RowSampling> pick_rows(const DraftTree& tree, const SamplingParams& params, uint64_t seed,
                                    uint64_t first_output_index);
+// pick_rows' rows given the logit adjustments of params (core/logit_adjustments.h): the root's
+// after the tokens `seen` counts, node i's after them and the path from the root to node i.
+void add_logit_adjustments(std::span<RowSampling> rows, const DraftTree& tree, const TokenOccurrences& seen,
+                           std::span<const int32_t> eos_ids);
 
 }  // namespace drift

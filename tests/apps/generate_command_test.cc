@@ -91,6 +91,23 @@ TEST(GenerateCommandTest, SeededSamplingIsReproducible) {
   EXPECT_NE(json_lines(a.out)[0]["output_ids"], json_lines(c.out)[0]["output_ids"]);
 }
 
+// Logits shaping through the binary: a +100 bias makes token 403 every pick; with EOS (2) biased
+// up instead, min_tokens holds it back until five tokens are out, and then it ends the output.
+TEST(GenerateCommandTest, LogitBiasAndMinTokensShapeThePicks) {
+  auto r = run_command(drift() + " generate --model " + shell_quote(stories()) +
+                       " --prompt Once --max-new-tokens 6 --logit-bias 403=100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json_lines(r.out)[0]["output_ids"], nlohmann::json({403, 403, 403, 403, 403, 403}));
+  // EOS biased up until min_tokens lets it through: exactly min_tokens tokens, then EOS ends it.
+  auto m = run_command(drift() + " generate --model " + shell_quote(stories()) +
+                       " --prompt Once --max-new-tokens 20 --logit-bias 2=100 --min-tokens 5 --json");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto line = json_lines(m.out)[0];
+  EXPECT_EQ(line["finish_reason"], "stop");
+  ASSERT_EQ(line["output_ids"].size(), 6u) << line.dump();  // five picks without EOS, then EOS
+  EXPECT_EQ(line["output_ids"][5], 2);
+}
+
 TEST(GenerateCommandTest, BadPromptInABatchFailsAlone) {
   auto r = run_command(drift() + " generate --model " + shell_quote(stories()) +
                        " --prompt-ids 1,403 --prompt-ids 1,9999 --prompt-ids 1,317 --max-new-tokens 5 --json");
@@ -126,6 +143,12 @@ TEST(GenerateCommandTest, BadInputGivesAClearError) {
       {" generate --prompt x --seed 18446744073709551616", "--seed 18446744073709551616: must be an integer in [0, "},
       {" generate --prompt x --seed 7x", "--seed 7x: must be an integer"},
       {" generate --prompt x --max-new-tokens abc", "max-new-tokens"},
+      {" generate --prompt x --presence-penalty 3", "--presence-penalty 3: must be in [-2, 2]"},
+      {" generate --prompt x --repetition-penalty -1", "--repetition-penalty -1: must be a finite number > 0"},
+      {" generate --prompt x --logit-bias 5", "--logit-bias 5: expected TOKEN=BIAS"},
+      {" generate --prompt x --logit-bias 5=x", "--logit-bias 5=x: expected TOKEN=BIAS"},
+      {" generate --prompt x --logit-bias 5=200", "--logit-bias {5: 200}: biases must be in [-100, 100]"},
+      {" generate --prompt x --min-tokens 9 --max-new-tokens 4", "--min-tokens 9: must be in [0, max_new_tokens]"},
       {" generate --prompt x --bogus", "unrecognised option '--bogus'"},
   };
   for (const auto& c : cases) {

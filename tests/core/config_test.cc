@@ -183,6 +183,10 @@ TEST(ConfigTest, GenerationValuesAreCheckedAtLoadNamingFileKeyAndValue) {
             "bad.toml: generation.temperature = -1: must be a finite number >= 0");
   EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_p = 1.5\n"),
             "bad.toml: generation.top_p = 1.5: must be in (0, 1]");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\npresence_penalty = 2.5\n"),
+            "bad.toml: generation.presence_penalty = 2.5: must be in [-2, 2]");
+  EXPECT_EQ(error_of("schema_version = 1\n[generation]\nrepetition_penalty = 0.0\n"),
+            "bad.toml: generation.repetition_penalty = 0: must be a finite number > 0 (1 = off)");
   EXPECT_EQ(error_of("schema_version = 1\n[generation]\nmin_p = -0.25\n"),
             "bad.toml: generation.min_p = -0.25: must be in [0, 1]");
   EXPECT_EQ(error_of("schema_version = 1\n[generation]\ntop_k = -3\n"),

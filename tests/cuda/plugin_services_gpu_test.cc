@@ -574,5 +574,48 @@ TEST_F(PluginServicesGpuTest, DevicePicksEqualTheHostSamplersPicks) {
   }
 }
 
+// Shaped rows (logit_bias, penalties, min_tokens' -inf): the device shapes its logits in place
+// with the host's arithmetic, so its picks equal the host's shaped picks, and a shaped logit has
+// the host's bits.
+TEST_F(PluginServicesGpuTest, ShapedDevicePicksEqualTheHostsShapedPicks) {
+  Backend& gpu = gpu_->backend();
+  const int64_t rows = 24, vocab = 5000;
+  Tensor logits = Tensor::zeros({rows, vocab});
+  std::normal_distribution<float> dist(0.0f, 2.5f);
+  for (int64_t i = 0; i < logits.numel(); ++i) logits.as<float>()[i] = dist(rng_);
+  std::vector<RowSampling> settings(rows);
+  std::uniform_int_distribution<int32_t> token(0, vocab - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    SamplingParams& p = settings[r].params;
+    p.temperature = r % 3 == 0 ? 0.0 : 0.9;
+    p.repetition_penalty = 1.0 + 0.1 * static_cast<double>(r % 5);
+    p.frequency_penalty = 0.3 * static_cast<double>(r % 4);
+    p.presence_penalty = r % 2 == 0 ? 0.5 : -0.5;
+    p.logit_bias = {{token(rng_), 8.0}, {token(rng_), -100.0}};
+    std::sort(p.logit_bias.begin(), p.logit_bias.end());
+    p.min_tokens = r % 2 == 0 ? 4 : 0;
+    std::vector<int32_t> prompt(40), output(30);
+    for (auto* v : {&prompt, &output})
+      for (int32_t& t : *v) t = token(rng_) % 200;  // a small set: repeats
+    settings[r].seed = 50 + r;
+    settings[r].output_index = static_cast<uint64_t>(r % 8);
+    settings[r].adjustments =
+        logit_adjustments(p, TokenOccurrences(prompt, output), {}, r % 8, std::vector<int32_t>{2});
+    ASSERT_FALSE(settings[r].adjustments.empty());
+  }
+  Tensor on_device = gpu.alloc({rows, vocab}, DType::F32);
+  gpu.copy(logits, on_device);
+  const std::vector<int32_t> picks = gpu.pick_tokens(on_device, settings);
+  const Tensor shaped_on_device = gpu.to_host_f32(on_device);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = logits.as<float>() + r * vocab;
+    EXPECT_EQ(picks[r], sample_shaped(row, vocab, settings[r])) << "row " << r;
+    std::vector<float> shaped(row, row + vocab);
+    apply_logit_adjustments(shaped.data(), vocab, settings[r].adjustments);
+    EXPECT_EQ(std::memcmp(shaped.data(), shaped_on_device.as<float>() + r * vocab, vocab * sizeof(float)), 0)
+        << "row " << r;
+  }
+}
+
 }  // namespace
 }  // namespace drift

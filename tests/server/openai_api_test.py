@@ -103,9 +103,9 @@ max_ngram = 3
     return path
 
 
-def generate(config, prompts, max_tokens, chat=False, ignore_eos=False):
+def generate(config, prompts, max_tokens, chat=False, ignore_eos=False, extra=()):
     """The offline engine's results (drift generate --json), one per prompt."""
-    cmd = [ARGS.drift, "generate", "--config", config, "--json", "--max-new-tokens", str(max_tokens)]
+    cmd = [ARGS.drift, "generate", "--config", config, "--json", "--max-new-tokens", str(max_tokens), *extra]
     if chat:
         cmd.append("--chat")
     if ignore_eos:
@@ -316,6 +316,21 @@ class SmolLM2Api(unittest.TestCase):
                                                     extra_body={"include_stop_str_in_output": True})
             text = stream_text(r)[0] if stream else r.choices[0].message.content
             self.assertEqual(text, ref[:first + len(stop)])
+
+    def test_penalties_and_logit_bias_equal_drift_generate_with_the_same_flags(self):
+        # The official client sends presence/frequency penalties and logit_bias as OpenAI's
+        # fields, repetition_penalty and min_tokens as vLLM's extra body.
+        flags = ["--presence-penalty", "0.6", "--frequency-penalty", "0.4", "--repetition-penalty", "1.3",
+                 "--logit-bias", "28=-100", "--min-tokens", "10"]
+        refs = generate(self.config, SMOLLM2_PROMPTS[:2], 24, extra=flags)
+        for prompt, ref, plain in zip(SMOLLM2_PROMPTS[:2], refs, self.plain):
+            r = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=24, temperature=0,
+                                               presence_penalty=0.6, frequency_penalty=0.4, logit_bias={"28": -100},
+                                               extra_body={"repetition_penalty": 1.3, "min_tokens": 10})
+            self.assertEqual(r.choices[0].text, ref["text"])
+            self.assertEqual(r.usage.completion_tokens, len(ref["output_ids"]))
+            self.assertNotIn(28, ref["output_ids"])
+            self.assertNotEqual(ref["output_ids"], plain["output_ids"])  # the shaping shows
 
     def test_chat_rendering_fields_change_the_prompt(self):
         """add_generation_prompt (default true) and continue_final_message reach the template."""
@@ -603,7 +618,10 @@ class StoriesLoadAndFaults(unittest.TestCase):
                 ("temperature above OpenAI's 2", s.request("POST", "/v1/completions", {"prompt": "x", "temperature": 2.5}, auth), 400, "temperature"),
                 ("seed below 0", s.request("POST", "/v1/completions", {"prompt": "x", "seed": -1}, auth), 400, "seed"),
                 ("guided_json", s.request("POST", "/v1/completions", {"prompt": "x", "guided_json": {"type": "object"}}, auth), 400, "guided_json"),
-                ("min_tokens", s.request("POST", "/v1/completions", {"prompt": "x", "min_tokens": 4}, auth), 400, "min_tokens"),
+                ("min_tokens above max_tokens", s.request("POST", "/v1/completions",
+                                                          {"prompt": "x", "max_tokens": 4, "min_tokens": 5}, auth), 400, "min_tokens"),
+                ("logit_bias key not a token id", s.request("POST", "/v1/completions",
+                                                            {"prompt": "x", "logit_bias": {"a": 1}}, auth), 400, 'logit_bias["a"]'),
                 ("max_tokens != max_completion_tokens", s.request("POST", "/v1/completions",
                                                                   {"prompt": "x", "max_tokens": 4, "max_completion_tokens": 5}, auth), 400, "max_completion_tokens"),
                 ("over-long token list", s.request("POST", "/v1/completions", {"prompt": [5] * 100000}, auth), 400, "prompt"),

@@ -165,6 +165,24 @@ TEST(OpenAiRequest, IncludeStopStrAndFullRangeSeedsReachSamplingParams) {
   EXPECT_EQ(parse_completion_request(Json::parse(R"({"prompt": "a", "seed": 0})"), context()).params.seed, 0u);
 }
 
+// Penalties, logit_bias and min_tokens reach the engine's SamplingParams (vLLM's fields).
+TEST(OpenAiRequest, LogitsShapingFieldsReachSamplingParams) {
+  const GenerationRequest r = parse_completion_request(
+      Json::parse(R"({"prompt": "a", "max_tokens": 8, "presence_penalty": 0.5, "frequency_penalty": -0.25,
+          "repetition_penalty": 1.2, "logit_bias": {"5": 1.5, "7": -100}, "min_tokens": 3})"),
+      context());
+  EXPECT_DOUBLE_EQ(r.params.presence_penalty, 0.5);
+  EXPECT_DOUBLE_EQ(r.params.frequency_penalty, -0.25);
+  EXPECT_DOUBLE_EQ(r.params.repetition_penalty, 1.2);
+  EXPECT_EQ(r.params.logit_bias, (std::vector<std::pair<int32_t, double>>{{5, 1.5}, {7, -100.0}}));
+  EXPECT_EQ(r.params.min_tokens, 3);
+  EXPECT_TRUE(r.params.shapes_logits());
+  EXPECT_FALSE(parse_completion_request(Json::parse(R"({"prompt": "a", "presence_penalty": 0, "repetition_penalty": 1,
+      "logit_bias": {}, "min_tokens": 0})"),
+                                        context())
+                   .params.shapes_logits());
+}
+
 TEST(OpenAiRequest, OverLongPromptsAreRefusedBeforeTokenizing) {
   ServingContext c = context();
   c.max_prompt_bytes = 1000;
@@ -255,8 +273,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"prompt": "a", "n": 2})", 400, "n", "only n = 1"},
         BadBody{R"({"prompt": "a", "logprobs": 21})", 400, "logprobs", "must be in [0, 20]"},
         BadBody{R"({"prompt": "a", "echo": true})", 400, "echo", "not supported"},
-        BadBody{R"({"prompt": "a", "presence_penalty": 0.5})", 400, "presence_penalty", "not supported"},
-        BadBody{R"({"prompt": "a", "logit_bias": {"5": 1}})", 400, "logit_bias", "not supported"},
+        BadBody{R"({"prompt": "a", "presence_penalty": 2.5})", 400, "presence_penalty", "must be in [-2, 2]"},
+        BadBody{R"({"prompt": "a", "frequency_penalty": -3})", 400, "frequency_penalty", "must be in [-2, 2]"},
+        BadBody{R"({"prompt": "a", "repetition_penalty": 0})", 400, "repetition_penalty",
+                "must be a finite number > 0"},
+        BadBody{R"({"prompt": "a", "logit_bias": [1]})", 400, "logit_bias", "must be an object"},
+        BadBody{R"({"prompt": "a", "logit_bias": {"x": 1}})", 400, "logit_bias[\"x\"]", "must be a token id"},
+        BadBody{R"({"prompt": "a", "logit_bias": {"-1": 1}})", 400, "logit_bias[\"-1\"]", "must be a token id"},
+        BadBody{R"({"prompt": "a", "logit_bias": {"100": 1}})", 400, "logit_bias[\"100\"]", "token ids are in"},
+        BadBody{R"({"prompt": "a", "logit_bias": {"5": 101}})", 400, "logit_bias[\"5\"]", "must be in [-100, 100]"},
+        BadBody{R"({"prompt": "a", "logit_bias": {"5": "up"}})", 400, "logit_bias[\"5\"]", "must be a number"},
         BadBody{R"({"prompt": "a", "stream_options": {"include_usage": true}})", 400, "stream_options",
                 "only allowed with stream = true"},
         BadBody{R"({"prompt": "a", "stream": true, "stream_options": {"include_usage": "yes"}})", 400,
@@ -278,8 +304,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"prompt": "a", "grammar": "root ::= x"})", 400, "grammar", "no grammar engine"},
         BadBody{R"({"prompt": "a", "guided_choice": ["a"]})", 400, "guided_choice", "no grammar engine"},
         BadBody{R"({"prompt": "a", "structured_outputs": {"json": {}}})", 400, "structured_outputs", "no grammar"},
-        BadBody{R"({"prompt": "a", "min_tokens": 5})", 400, "min_tokens", "not supported"},
-        BadBody{R"({"prompt": "a", "min_tokens": -1})", 400, "min_tokens", "must be >= 0"},
+        BadBody{R"({"prompt": "a", "min_tokens": 17})", 400, "min_tokens", "must be in [0, max_new_tokens]"},
+        BadBody{R"({"prompt": "a", "min_tokens": -1})", 400, "min_tokens", "must be in [0, max_new_tokens]"},
         BadBody{R"({"prompt": "a", "allowed_token_ids": [1]})", 400, "allowed_token_ids", "not supported"},
         BadBody{R"({"prompt": "a", "bad_words": ["x"]})", 400, "bad_words", "not supported"},
         BadBody{R"({"prompt": "a", "truncate_prompt_tokens": 5})", 400, "truncate_prompt_tokens", "not supported"},
