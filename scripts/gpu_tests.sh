@@ -46,5 +46,10 @@ if [ "${MEMCHECK:-1}" != 0 ]; then
     --gtest_filter='Storage/CudaAttentionTest.BatchInvariantAcrossCompositionAndChainVerification/bf16:Storage/CudaAttentionTest.PrefillRowsEqualTheSameQueriesDecodedAlone/bf16' 2>&1 |
     tee "$out/memcheck-attention.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # Logits shaping's in-place kernel over rows of several adjustments each.
+  compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/plugin_services_gpu_test \
+    --gtest_brief=1 --gtest_filter='*ShapedDevicePicks*' 2>&1 |
+    tee "$out/memcheck-shaping.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 exit $status
