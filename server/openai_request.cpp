@@ -127,15 +127,10 @@ std::vector<std::pair<int32_t, double>> read_logit_bias(const Json& map, int64_t
   std::vector<std::pair<int32_t, double>> out;
   for (const auto& [key, value] : map.items()) {
     const std::string name = fmt::format("logit_bias[\"{}\"]", key);
-    size_t used = 0;
-    long long id = -1;
-    try {
-      id = std::stoll(key, &used);
-    } catch (const std::logic_error&) {
-      used = 0;
-    }
-    if (used == 0 || used != key.size() || key.find_first_not_of("0123456789") != std::string::npos)
+    if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos)
       throw bad_request(name, fmt::format("{}: the key must be a token id (digits), got \"{}\"", name, key));
+    // Digits only: more of them than a vocabulary's ids have is out of range without parsing.
+    const int64_t id = key.size() > 18 ? vocab : std::stoll(key);
     if (id >= vocab) throw out_of_range(name, key, fmt::format("token ids are in [0, {})", vocab));
     if (!value.is_number())
       throw bad_request(name, fmt::format("{} must be a number, got {}", name, describe_value(value)));

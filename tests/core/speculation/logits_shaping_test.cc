@@ -140,11 +140,13 @@ class ShapedSpeculation : public ::testing::Test {
     const std::string file = test::write_reference(test::make_temp_dir("shaped"), all, reference);
     auto engine = Engine::from_config(config.plugins.empty() ? with_oracle(file) : config);
     const std::vector<test::RunResult> runs = test::run_batch(*engine, all, {params});
-    int64_t accepted = 0;
+    int64_t drafted = 0, accepted = 0;
     for (size_t i = 0; i < all.size(); ++i) {
       EXPECT_EQ(runs[i].output, reference[i].output) << what << ", prompt " << i;
+      drafted += runs[i].stats.speculation.draft_tokens;
       accepted += runs[i].stats.speculation.accepted_tokens;
     }
+    EXPECT_GT(drafted, 0) << what << ": no draft node was verified";
     if (must_accept) {
       EXPECT_GT(accepted, 0) << what << ": no draft token was accepted";
     }
