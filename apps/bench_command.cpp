@@ -15,6 +15,7 @@
 #include "apps/chat_formatter.h"
 #include "apps/command_registry.h"
 #include "apps/engine_options.h"
+#include "apps/structured_output_options.h"
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/json_input.h"
@@ -43,6 +44,13 @@ struct BenchArgs {
   std::string adaptive;     // "on" / "off": overrides every config's [speculative] adaptive
   bool sweep = false;
   SweepOptions sweep_options;
+  StructuredOutputArgs structured;  // what "NAME/grammar" variants constrain their outputs to
+};
+
+// The first config's first outputs: of its "off" variant, and of its "off/grammar" one (a
+// constrained output is compared with constrained ones only).
+struct FirstOutputs {
+  std::vector<std::vector<int32_t>> plain, constrained;
 };
 
 // The first turn of each line: "turns" (MT-Bench), "prompt" (text) or "prompt_ids". With `chat`,
@@ -125,17 +133,38 @@ void write_reference(const std::string& path, const std::vector<std::vector<int3
   if (!file.good()) fail("--write-reference {}: could not write the file", path);
 }
 
-// `first_off` holds the first config's "off" outputs once they exist; every later run is compared
-// with them prompt by prompt.
+// A variant's suffixes: "/grammar" (outputs constrained by the structured-output options) and
+// "/full" (drafts verified against the whole context whatever the verification policy).
+struct VariantSpec {
+  std::string provider;
+  bool full = false, grammar = false;
+};
+
+VariantSpec parse_variant(std::string variant) {
+  VariantSpec spec;
+  auto strip = [&](const char* suffix) {
+    const std::string s = suffix;
+    if (variant.size() <= s.size() || !variant.ends_with(s)) return false;
+    variant.resize(variant.size() - s.size());
+    return true;
+  };
+  spec.grammar = strip("/grammar");
+  spec.full = strip("/full");
+  spec.provider = variant;
+  return spec;
+}
+
+// `first` holds the first config's "off" outputs (plain and constrained) once they exist; every
+// later run is compared with those of its kind prompt by prompt.
 void bench_config(const BenchArgs& a, const EngineConfig& config, const std::string& label, BenchReport& report,
-                  bool first, std::vector<std::vector<int32_t>>& first_off) {
+                  bool first_config, FirstOutputs& first) {
   auto engine = Engine::from_config(config);
   const std::string prompts_path = a.prompts_path.empty() ? default_prompt_set() : a.prompts_path;
   std::optional<ChatFormatter> chat;
   if (a.chat) chat.emplace(config.model.path, engine->tokenizer());
   auto prompts = with_system_prompt(load_prompts(prompts_path, *engine, a.num_prompts, chat ? &*chat : nullptr),
                                     a.system_prompt_tokens);
-  if (first) std::fprintf(stderr, "[bench] %zu prompts from %s\n", prompts.size(), prompts_path.c_str());
+  if (first_config) std::fprintf(stderr, "[bench] %zu prompts from %s\n", prompts.size(), prompts_path.c_str());
   int64_t concurrency = a.concurrency;
   if (!a.scenario.empty()) {
     Scenario s = make_scenario(a.scenario, prompts, a.max_new_tokens);
@@ -147,18 +176,24 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
   params.ignore_eos = a.ignore_eos;
   const std::vector<std::string> variants = variants_for(a, config);
   std::vector<std::vector<int32_t>> previous;
+  const auto structured = structured_output_from_args(a.structured);
+  if (structured && first_config)
+    std::fprintf(stderr, "[bench] structured output (%s) compiled in %.3f ms\n",
+                 grammar::structured_kind_name(structured->kind), 1e3 * structured->compile_seconds);
   for (const std::string& variant : variants) {
-    // "NAME/full": NAME's drafts verified against the whole context whatever the verification policy.
-    const bool full = variant.size() > 5 && variant.ends_with("/full");
-    const std::string provider = full ? variant.substr(0, variant.size() - 5) : variant;
-    params.speculative = provider == "config" ? "" : provider;  // "": the engine's [speculative]
-    params.full_verification = full;
+    const VariantSpec spec = parse_variant(variant);
+    params.speculative = spec.provider == "config" ? "" : spec.provider;  // "": the engine's [speculative]
+    params.full_verification = spec.full;
+    if (spec.grammar && !structured)
+      fail("--variants {}: a /grammar variant needs a structured output (--json-schema, --regex, ...)", variant);
+    params.structured_output = spec.grammar ? structured : nullptr;
     // Every variant starts cold (hits come from its own prompts), unless asked to share the cache.
     if (!a.warm_cache) engine->reset_prefix_cache();
     std::vector<std::vector<int32_t>> outputs;
     const std::string shown = variant_label(variant, config);
     VariantResult result = run_variant(*engine, label, shown, prompts, params, concurrency, outputs);
-    if (first && variant == "off" && first_off.empty()) {
+    std::vector<std::vector<int32_t>>& first_off = spec.grammar ? first.constrained : first.plain;
+    if (first_config && spec.provider == "off" && !spec.full && first_off.empty()) {
       first_off = outputs;
     } else if (first_off.size() == outputs.size()) {
       result.outputs_equal_to_first = 0;
@@ -174,7 +209,7 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
                    shown.c_str(), static_cast<long>(same), outputs.size());
     }
     // Each variant's outputs replace the last's: an oracle draft provider replays the latest run.
-    if (first && !a.write_reference.empty()) write_reference(a.write_reference, prompts, outputs);
+    if (first_config && !a.write_reference.empty()) write_reference(a.write_reference, prompts, outputs);
     previous = outputs;
   }
 }
@@ -199,7 +234,8 @@ int run_bench(const std::vector<std::string>& args) {
       "variants", po::value(&a.variants),
       "comma-separated speculation variants per config: off, config (its [speculative] as written, a "
       "hybrid's fallback included) and/or draft provider names, each optionally with /full (verified against the "
-      "whole context whatever [speculative] verification says) (default: off,config)")(
+      "whole context whatever [speculative] verification says) and then /grammar (outputs constrained by "
+      "--json-schema, --regex, ...: e.g. off,off/grammar,ngram/grammar) (default: off,config)")(
       "adaptive", po::value(&a.adaptive),
       "on | off: adaptive speculation (per-step draft budgets) or max_draft_tokens every step, for every config "
       "(default: each config's [speculative] adaptive)")(
@@ -219,6 +255,7 @@ int run_bench(const std::vector<std::string>& args) {
       "sweep-max-context", po::value(&a.sweep_options.max_context),
       "longest sweep context, decode and prefill (default 32768)")(
       "sweep-only", po::value(&a.sweep_options.only), "sweep rows to run: decode,prefill,verify,graphs (default all)");
+  add_structured_output_options(desc, a.structured);
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;
   if (a.max_new_tokens < 1) fail("--max-new-tokens {}: must be >= 1", a.max_new_tokens);
@@ -247,7 +284,7 @@ int run_bench(const std::vector<std::string>& args) {
     return 0;
   }
   BenchReport report;
-  std::vector<std::vector<int32_t>> first_off;
+  FirstOutputs first_off;
   bench_config(a, primary, primary.source.empty() ? a.source.model_dir : primary.source, report, true, first_off);
   for (const std::string& path : a.compare_configs) {
     EngineSource other = a.source;

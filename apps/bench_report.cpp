@@ -114,6 +114,8 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.acceptance_histogram = increase(before.acceptance_histogram, after.acceptance_histogram);
   r.draft_budgets = increase(before.draft_budgets, after.draft_budgets);
   r.retired_requests = after.retired_requests - before.retired_requests;
+  r.masked_rows = after.masked_rows - before.masked_rows;
+  r.mask_seconds = after.mask_seconds - before.mask_seconds;
   return r;
 }
 
@@ -159,6 +161,14 @@ std::string BenchReport::table() const {
         r.speculation.accepted_tokens, speedup(r), decode_speedup(r), cache, r.forward_ms_per_step(),
         r.draft_ms_per_step(), budget);
   }
+  // Structured output: the host time its masks took per step.
+  for (const VariantResult& r : results_) {
+    if (r.masked_rows == 0) continue;
+    out += fmt::format("structured output {} / {}: {} masked rows, masks {:.3f} ms per step ({:.2f}% of the run)\n",
+                       r.config, r.variant, r.masked_rows,
+                       r.steps > 0 ? 1e3 * r.mask_seconds / static_cast<double>(r.steps) : 0.0,
+                       r.seconds > 0 ? 100.0 * r.mask_seconds / r.seconds : 0.0);
+  }
   // Partial verification (SpecPV): its verify forwards against the full ones of the same run.
   for (const VariantResult& r : results_) {
     const VerificationMetrics& v = r.verification;
@@ -194,6 +204,9 @@ nlohmann::json BenchReport::json() const {
                        {"draft_budgets", budgets},
                        {"mean_draft_budget", r.mean_draft_budget()},
                        {"retired_requests", r.retired_requests},
+                       {"masked_rows", r.masked_rows},
+                       {"mask_seconds", r.mask_seconds},
+                       {"mask_ms_per_step", r.steps > 0 ? 1e3 * r.mask_seconds / static_cast<double>(r.steps) : 0.0},
                        {"draft_tokens", r.speculation.draft_tokens},
                        {"accepted_tokens", r.speculation.accepted_tokens},
                        {"rewound_tokens", r.speculation.rewound_tokens},

@@ -36,6 +36,9 @@ struct VariantResult {
   // Adaptive speculation: draft budget chosen -> how often (0: a request kept from drafting).
   std::map<int32_t, int64_t> draft_budgets;
   int64_t retired_requests = 0;  // requests adaptive speculation stopped drafting for
+  // Structured output: logit rows masked, and the host time spent on their masks.
+  int64_t masked_rows = 0;
+  double mask_seconds = 0.0;
   double mean_draft_budget() const {
     int64_t n = 0, sum = 0;
     for (const auto& [b, count] : draft_budgets) {

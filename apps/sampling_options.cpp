@@ -32,6 +32,7 @@ void add_sampling_options(po::options_description& desc, SamplingArgs& a) {
       "no-prefix-cache", po::bool_switch(&a.no_prefix_cache), "keep these prompts out of the prefix cache")(
       "full-verification", po::bool_switch(&a.full_verification),
       "verify drafts against the whole context even when [speculative] verification is a partial policy (specpv)");
+  add_structured_output_options(desc, a.structured);
 }
 
 void read_sampling_options(const po::variables_map& vm, SamplingArgs& a) {
@@ -103,6 +104,7 @@ SamplingParams sampling_params_from_args(const SamplingArgs& a, const Generation
   p.cache_salt = a.cache_salt;
   p.prefix_cache = !a.no_prefix_cache;
   p.full_verification = a.full_verification;
+  p.structured_output = structured_output_from_args(a.structured);
   check_cli_sampling(p);
   return p;
 }

@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "apps/structured_output_options.h"
 #include "core/config.h"
 #include "core/sampling_params.h"
 
@@ -26,6 +27,7 @@ struct SamplingArgs {
   bool no_prefix_cache = false;
   bool full_verification = false;
   bool ignore_eos = false;
+  StructuredOutputArgs structured;
 };
 
 void add_sampling_options(boost::program_options::options_description& desc, SamplingArgs& args);

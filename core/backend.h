@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/grammar/token_mask.h"
 #include "core/logit_adjustments.h"
 #include "core/sampling_params.h"
 #include "core/tensor.h"
@@ -84,11 +85,16 @@ struct RowSampling {
   // Applied to the row's logits before the pick (core/logit_adjustments.h). Logprobs stay the
   // model's own (raw logits, as OpenAI and vLLM report them).
   std::vector<LogitAdjustment> adjustments;
+  // Structured output: only these tokens may be picked (the others' logits become -infinity
+  // before the adjustments). Null: any.
+  std::shared_ptr<const grammar::TokenMask> allowed;
 };
 
 // The row's pick on the host: its logits shaped by its adjustments (on a copy: `logits` stays the
 // model's, for logprobs), then sample_token.
 int32_t sample_shaped(const float* logits, int64_t vocab, const RowSampling& row);
+// The row's mask and adjustments applied to its logits in place.
+void shape_row(float* logits, int64_t vocab, const RowSampling& row);
 
 // A checkpoint tensor's bytes as stored (e.g. mapped from a safetensors file), in its own dtype.
 struct RawTensor {

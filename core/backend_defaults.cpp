@@ -86,10 +86,16 @@ void Backend::qkv_rope_write(const Tensor& qkv, Tensor& q, Tensor& k, Tensor& v,
   write_kv(kv, k, v, meta);
 }
 
+void shape_row(float* logits, int64_t vocab, const RowSampling& row) {
+  if (row.allowed) grammar::apply_token_mask(logits, vocab, *row.allowed);
+  apply_logit_adjustments(logits, vocab, row.adjustments);
+}
+
 int32_t sample_shaped(const float* logits, int64_t vocab, const RowSampling& row) {
-  if (row.adjustments.empty()) return sample_token(logits, vocab, row.params, row.seed, row.output_index);
+  if (row.adjustments.empty() && !row.allowed)
+    return sample_token(logits, vocab, row.params, row.seed, row.output_index);
   std::vector<float> shaped(logits, logits + vocab);
-  apply_logit_adjustments(shaped.data(), vocab, row.adjustments);
+  shape_row(shaped.data(), vocab, row);
   return sample_token(shaped.data(), vocab, row.params, row.seed, row.output_index);
 }
 

@@ -9,8 +9,11 @@
 
 #include "core/batch_builder.h"
 #include "core/error.h"
+#include "core/grammar/constraint_registry.h"
+#include "core/grammar/structured_output.h"
 #include "core/plugin/engine_plugins.h"
 #include "core/sampler.h"
+#include "core/speculation/grammar_drafts.h"
 
 namespace drift {
 
@@ -88,6 +91,9 @@ std::string Engine::validate_request(const Sequence& seq) const {
     if (!tokenizer_) return "stop strings need a tokenizer, and the model has none (use stop_token_ids)";
     if (std::string bad = validate_stop_strings(seq.params.stop); !bad.empty()) return "stop: " + bad;
   }
+  if (seq.params.structured_output && !tokenizer_)
+    return fmt::format("a structured output ({}) needs the model's tokenizer, and the model has none",
+                       grammar::structured_kind_name(seq.params.structured_output->kind));
   if (std::string bad = speculator_->check_request(seq); !bad.empty()) return bad;
   if (!scheduler_->can_ever_fit(seq))
     return fmt::format("request needs {} KV pages (prompt {} + max_new_tokens {}), the cache has only {}",
@@ -107,7 +113,9 @@ int64_t Engine::add_request(std::vector<int32_t> prompt, SamplingParams params) 
   seq->stats.prompt_tokens = static_cast<int64_t>(seq->prompt.size());
   Sequence& ref = *seq;
   requests_[ref.id] = std::move(seq);
-  if (std::string error = validate_request(ref); !error.empty()) {
+  std::string error = validate_request(ref);
+  if (error.empty()) error = attach_grammar(ref);
+  if (!error.empty()) {
     finish(ref, FinishReason::Error, fmt::format("request {}: {}", ref.id, error));
   } else {
     if (tokenizer_)
@@ -116,6 +124,20 @@ int64_t Engine::add_request(std::vector<int32_t> prompt, SamplingParams params) 
     scheduler_->add(&ref);
   }
   return ref.id;
+}
+
+std::string Engine::attach_grammar(Sequence& seq) {
+  if (!seq.params.structured_output) return "";
+  try {
+    if (!grammars_)
+      grammars_ = std::make_unique<grammar::ConstraintRegistry>(
+          *tokenizer_, static_cast<int32_t>(executor_->vocab_size()), options_.eos_ids);
+    seq.grammar = grammars_->constraint(*seq.params.structured_output);
+    seq.grammar_state = seq.grammar->start();
+  } catch (const std::exception& e) {
+    return fmt::format("structured output: {}", e.what());
+  }
+  return "";
 }
 
 RequestOutput& Engine::output_for(Sequence& seq) {
@@ -175,7 +197,7 @@ void Engine::release(int64_t id) {
 
 // The rows each chunk wants picked, in logit-row order: its root, then its draft nodes, each with
 // its logit adjustments (a node's path counts as output, as it would when plain decoding reached
-// it).
+// it); add_masks gives them their structured-output masks.
 std::vector<RowSampling> Engine::logit_rows(const SchedulerOutput& scheduled) const {
   std::vector<RowSampling> rows;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
@@ -189,25 +211,44 @@ std::vector<RowSampling> Engine::logit_rows(const SchedulerOutput& scheduled) co
   return rows;
 }
 
+// Each row of a request under a structured output gets the mask of its position's grammar state
+// (the root's from the committed output, a draft node's from its path).
+void Engine::add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling>& rows) {
+  const auto start = Clock::now();
+  size_t first = 0;
+  for (const ScheduledChunk& chunk : scheduled.chunks) {
+    if (!chunk.wants_logits) continue;
+    const size_t count = 1 + chunk.draft.size();
+    const Sequence& seq = *chunk.seq;
+    if (seq.grammar) {
+      add_grammar_masks(std::span(rows).subspan(first, count), chunk.draft, *seq.grammar, seq.grammar_state);
+      metrics_.masked_rows += static_cast<int64_t>(count);
+    }
+    first += count;
+  }
+  metrics_.mask_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled, std::span<const KvView> views) {
   ForwardBatch batch = build_forward_batch(scheduled, *kv_);
   speculator_->apply_views(batch, scheduled, views);
-  const std::vector<RowSampling> rows = logit_rows(scheduled);
+  std::vector<RowSampling> rows = logit_rows(scheduled);
   if (speculator_->needs_logits()) {  // a custom acceptance rule reads the shaped host logits
+    add_masks(scheduled, rows);
     TargetOutput output{{}, executor_->forward(batch), {}, {}};
     const int64_t vocab = output.logits.dim(1);
     for (size_t r = 0; r < rows.size(); ++r) {
-      if (rows[r].adjustments.empty()) continue;
+      if (rows[r].adjustments.empty() && !rows[r].allowed) continue;
       if (output.raw_logits.empty()) {
         output.raw_logits = Tensor::zeros(output.logits.shape());
         std::memcpy(output.raw_logits.data(), output.logits.data(), output.logits.nbytes());
       }
-      apply_logit_adjustments(output.logits.as<float>() + static_cast<int64_t>(r) * vocab, vocab, rows[r].adjustments);
+      shape_row(output.logits.as<float>() + static_cast<int64_t>(r) * vocab, vocab, rows[r]);
     }
     return output;
   }
   TargetOutput output;
-  output.picks = executor_->forward_picks(batch, rows, &output.logprobs);
+  output.picks = executor_->forward_picks(batch, rows, &output.logprobs, [&] { add_masks(scheduled, rows); });
   return output;
 }
 

@@ -30,6 +30,9 @@
 #include "core/tokenizer/tokenizer.h"
 
 namespace drift {
+namespace grammar {
+class ConstraintRegistry;
+}
 
 class EnginePlugins;
 struct HostCallbacks;
@@ -73,6 +76,10 @@ struct EngineMetrics {
   DraftTiming draft_timing;                           // zeros without a draft-provider plugin
   std::map<std::string, int64_t> drafts_by_provider;  // verified trees per provider
   VerificationMetrics verification;                   // full vs partial KV views and their forwards
+  // Structured output: logit rows given a grammar mask, and the host time spent making those
+  // masks (grammar states advanced, masks computed or found in the cache).
+  int64_t masked_rows = 0;
+  double mask_seconds = 0.0;
 };
 
 class Engine {
@@ -140,6 +147,10 @@ class Engine {
     Tensor raw_logits;                    // `logits` before shaping, when a row shaped them (logprobs read these)
   };
   std::vector<RowSampling> logit_rows(const SchedulerOutput& scheduled) const;
+  // Structured output's masks on logit_rows' rows (host work, overlapped with a device forward).
+  void add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling>& rows);
+  // Gives a request with a structured output its grammar constraint; "" or why it cannot.
+  std::string attach_grammar(Sequence& seq);
   // One step's work on a non-empty schedule: views, forward, accept and commit, next drafts.
   void run_step(const SchedulerOutput& scheduled);
   // `views`: the verification policy's, one per chunk (empty: every chunk attends fully).
@@ -170,6 +181,7 @@ class Engine {
   uint64_t seed_counter_ = 0;
   EngineMetrics metrics_;
   std::unique_ptr<Speculator> speculator_;  // drafting and verification: the one owner
+  std::unique_ptr<grammar::ConstraintRegistry> grammars_;  // made on the first structured output
 };
 
 }  // namespace drift

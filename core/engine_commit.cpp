@@ -8,6 +8,7 @@
 
 #include "core/engine.h"
 #include "core/error.h"
+#include "core/grammar/token_constraint.h"
 #include "core/plugin/engine_plugins.h"
 
 namespace drift {
@@ -17,6 +18,7 @@ namespace drift {
 // end-of-turn marker, e.g. "<|im_end|>", is not part of the reply.
 FinishReason Engine::append_output(Sequence& seq, int32_t token, const TokenLogprobs* logprobs) {
   seq.output.push_back(token);
+  if (seq.grammar) seq.grammar_state = seq.grammar->advance(seq.grammar_state, token);
   RequestOutput& out = output_for(seq);
   out.new_tokens.push_back(token);
   if (logprobs) out.logprobs.push_back(*logprobs);

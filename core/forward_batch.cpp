@@ -25,8 +25,10 @@ std::vector<TokenLogprobs> rows_logprobs(const Tensor& host_logits, std::span<co
 }
 
 std::vector<int32_t> ModelExecutor::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
-                                                  std::vector<TokenLogprobs>* logprobs) {
+                                                  std::vector<TokenLogprobs>* logprobs,
+                                                  const std::function<void()>& before_pick) {
   const Tensor logits = forward(batch);
+  if (before_pick) before_pick();
   DRIFT_CHECK(logits.dim(0) == static_cast<int64_t>(rows.size()), "{} sampling settings for {} logit rows", rows.size(),
               logits.dim(0));
   const int64_t vocab = logits.dim(1);

@@ -2,6 +2,7 @@
 // ForwardBatch: one ragged forward of the target model — prefill chunks, decode tokens and
 // (later) tree-verification nodes of many sequences, laid out token by token.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -40,9 +41,12 @@ class ModelExecutor {
   // executor samples where the logits are, so only the picks cross to the host. The default
   // samples the host logits of forward(). `logprobs` (when not null) receives one entry per row:
   // for a row whose params ask for logprobs, its pick's and top tokens' (rows that do not ask
-  // get an empty entry); only then do logits come to the host.
+  // get an empty entry); only then do logits come to the host. `before_pick` (when set) runs once
+  // the forward is under way and before any row is picked: it may finish `rows` (structured
+  // output's masks), on the host while a device computes the forward.
   virtual std::vector<int32_t> forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
-                                             std::vector<TokenLogprobs>* logprobs = nullptr);
+                                             std::vector<TokenLogprobs>* logprobs = nullptr,
+                                             const std::function<void()>& before_pick = {});
   // Copies the KV contents of one page to another (copy-on-write support).
   virtual void copy_page(int32_t src, int32_t dst) = 0;
   // Moves the KV of slot src[i] to dst[i], in order (compaction after a verified draft tree).

@@ -2,12 +2,16 @@
 // SamplingParams: how one request picks its tokens and when it stops (and the per-request
 // choices of speculation and prefix caching).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace drift {
+namespace grammar {
+struct StructuredOutput;
+}
 
 struct SamplingParams {
   double temperature = 0.0;     // 0: greedy
@@ -46,6 +50,12 @@ struct SamplingParams {
   double repetition_penalty = 1.0;
   std::vector<std::pair<int32_t, double>> logit_bias;  // (token id, bias)
   int64_t min_tokens = 0;
+  // Structured output (core/grammar/structured_output.h): the output must match this JSON
+  // schema, regex, choice or grammar. Every logit row -- each draft node's too -- keeps only the
+  // tokens the grammar allows after the output so far (the end-of-sequence tokens only where it
+  // may end), before the logit adjustments and the pick; drafts that leave it are cut before
+  // verification. Null: unconstrained.
+  std::shared_ptr<const grammar::StructuredOutput> structured_output;
   bool shapes_logits() const {
     return presence_penalty != 0.0 || frequency_penalty != 0.0 || repetition_penalty != 1.0 || !logit_bias.empty() ||
            min_tokens > 0;

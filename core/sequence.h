@@ -3,6 +3,7 @@
 // its scheduling status and its statistics.
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,9 @@
 #include "core/speculation/draft_tree.h"
 
 namespace drift {
+namespace grammar {
+class TokenConstraint;
+}
 
 enum class SequenceStatus { Waiting, Running, Finished };
 enum class FinishReason { None, Length, Stop, Abort, Error };
@@ -80,6 +84,11 @@ struct Sequence {
   bool speculate = false;
   DraftTree draft;
   int64_t draft_room = 0;
+  // Structured output: the request's grammar over the vocabulary (shared by requests with the
+  // same one) and the state its committed output has reached. Drafts never move it: a draft
+  // node's state is computed from it, so a rewind has nothing to undo.
+  std::shared_ptr<grammar::TokenConstraint> grammar;
+  int32_t grammar_state = 0;  // a grammar::StateId
 
   int64_t total_len() const { return static_cast<int64_t>(prompt.size() + output.size()); }
   int32_t token_at(int64_t i) const {

@@ -48,7 +48,7 @@ if [ "${MEMCHECK:-1}" != 0 ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   # Logits shaping's in-place kernel over rows of several adjustments each.
   compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/plugin_services_gpu_test \
-    --gtest_brief=1 --gtest_filter='*ShapedDevicePicks*' 2>&1 |
+    --gtest_brief=1 --gtest_filter='*ShapedDevicePicks*:*MaskedDevicePicks*' 2>&1 |
     tee "$out/memcheck-shaping.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi

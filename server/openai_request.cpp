@@ -10,6 +10,7 @@
 #include "core/tokenizer/output_text.h"
 #include "server/api_error.h"
 #include "server/field_reader.h"
+#include "server/structured_output_fields.h"
 #include "server/unsupported_fields.h"
 
 namespace drift::server {
@@ -172,6 +173,7 @@ void read_sampling(const FieldReader& body, const ServingContext& context, Sampl
   }
   if (auto use = body.boolean("prefix_cache")) p.prefix_cache = *use;
   read_logits_shaping(body, context, p);
+  p.structured_output = read_structured_output(body);
   if (auto bad = find_invalid_sampling_param(p)) throw out_of_range(bad->field, bad->value, bad->requirement);
 }
 

@@ -11,16 +11,10 @@ ApiError unsupported(const std::string& field, const std::string& what) {
   return bad_request(field, fmt::format("{}: {}", field, what));
 }
 
-// Fields whose only no-op value is "not given" (or null, or empty): structured output and the
-// other logits shapers need machinery the engine lacks.
+// Fields whose only no-op value is "not given" (or null, or empty): logits processors and tools
+// need machinery the engine lacks (structured output is server/structured_output_fields).
 void refuse_given(const FieldReader& body) {
   static const char* const kNotImplemented[][2] = {
-      {"guided_json", "structured output (a JSON schema) is not supported: there is no grammar engine"},
-      {"guided_regex", "structured output (a regex) is not supported: there is no grammar engine"},
-      {"guided_choice", "structured output (a choice) is not supported: there is no grammar engine"},
-      {"guided_grammar", "structured output (a grammar) is not supported: there is no grammar engine"},
-      {"grammar", "structured output (a grammar) is not supported: there is no grammar engine"},
-      {"structured_outputs", "structured output is not supported: there is no grammar engine"},
       {"allowed_token_ids", "allowed_token_ids is not supported"},
       {"bad_words", "bad_words is not supported"},
       {"logits_processors", "logits processors are not supported"},
@@ -60,12 +54,6 @@ void refuse_output_shapes(const FieldReader& body, bool chat) {
                                                         chat ? "false" : "true"));
   if (auto ids = body.boolean("return_tokens_as_token_ids"); ids && *ids)
     throw unsupported("return_tokens_as_token_ids", "not supported");
-  if (const Json* format = body.find("response_format")) {
-    const auto type = FieldReader(*format, "response_format").string("type");
-    if (type && *type != "text")
-      throw bad_request("response_format.type",
-                        fmt::format("response_format.type = \"{}\": only \"text\" is supported", *type));
-  }
   for (const char* choice : {"tool_choice", "function_call"}) {
     const Json* value = body.find(choice);
     if (value && !(value->is_string() && (*value == "none" || *value == "auto")))

@@ -89,6 +89,7 @@ class CudaBackend final : public Backend {
   void convert(const Tensor& src, Tensor& dst) override;
   std::vector<int32_t> pick_tokens(const Tensor& logits, std::span<const RowSampling> rows) override;
   void shape_logits(const Tensor& logits, std::span<const RowSampling> rows);
+  void mask_logits(const Tensor& logits, std::span<const RowSampling> rows);
   void* stream_handle() override { return stream_; }
   std::optional<size_t> free_device_memory() override;
   void copy_page(std::vector<LayerKV>& layers, int32_t src, int32_t dst, int64_t block_size) override;

@@ -60,8 +60,30 @@ void CudaBackend::convert(const Tensor& src, Tensor& dst) {
   DRIFT_LAUNCHED("convert");
 }
 
+// The rows' structured-output masks, in one launch: the masks go up packed, one per masked row.
+void CudaBackend::mask_logits(const Tensor& logits, std::span<const RowSampling> rows) {
+  const int64_t vocab = logits.dim(1), words = (vocab + 31) / 32;
+  std::vector<int32_t> masked;
+  std::vector<uint32_t> bits;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (!rows[r].allowed) continue;
+    masked.push_back(static_cast<int32_t>(r));
+    const std::vector<uint32_t>& w = rows[r].allowed->words;
+    const size_t copied = std::min<size_t>(w.size(), static_cast<size_t>(words));
+    bits.insert(bits.end(), w.begin(), w.begin() + static_cast<std::ptrdiff_t>(copied));
+    bits.resize(bits.size() + (static_cast<size_t>(words) - copied), 0u);  // ids past the mask: not allowed
+  }
+  if (masked.empty()) return;
+  const auto* device_rows = device_copy(std::span<const int32_t>(masked));
+  const auto* device_bits = device_copy(std::span<const uint32_t>(bits));
+  cuda::mask_logits(const_cast<float*>(logits.as<float>()), vocab, device_rows, device_bits, words,
+                    static_cast<int64_t>(masked.size()), stream_);
+  DRIFT_LAUNCHED("mask_logits");
+}
+
 // The rows' logit adjustments, in place, in one launch (nothing when no row shapes its logits).
 void CudaBackend::shape_logits(const Tensor& logits, std::span<const RowSampling> rows) {
+  mask_logits(logits, rows);
   std::vector<cuda::LogitAdjustmentEntry> entries;
   for (size_t r = 0; r < rows.size(); ++r)
     for (const LogitAdjustment& a : rows[r].adjustments)

@@ -245,10 +245,12 @@ Tensor ModelRunner::forward(const ForwardBatch& batch) {
 }
 
 std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
-                                                std::vector<TokenLogprobs>* logprobs) {
+                                                std::vector<TokenLogprobs>* logprobs,
+                                                const std::function<void()>& before_pick) {
   DRIFT_CHECK(rows.size() == batch.logit_rows.size(), "{} sampling settings for {} logit rows", rows.size(),
               batch.logit_rows.size());
   return run_forward(batch, [&](const Tensor& logits) {
+    if (before_pick) before_pick();  // the device runs the forward meanwhile
     if (logits.empty()) return std::vector<int32_t>();
     // Only the rows of requests that asked come to the host (a device backend keeps the rest),
     // taken before the pick: a device backend shapes its logits in place.

@@ -20,7 +20,8 @@ class ModelRunner final : public ModelExecutor {
   int64_t vocab_size() const override { return config_.vocab_size; }
   Tensor forward(const ForwardBatch& batch) override;
   std::vector<int32_t> forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
-                                     std::vector<TokenLogprobs>* logprobs = nullptr) override;
+                                     std::vector<TokenLogprobs>* logprobs = nullptr,
+                                     const std::function<void()>& before_pick = {}) override;
   void copy_page(int32_t src, int32_t dst) override;
   void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override;
   void set_capture_layers(std::vector<int32_t> layers) override;

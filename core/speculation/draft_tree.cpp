@@ -48,10 +48,16 @@ namespace drift {
 
 DraftTree limit_depth(const DraftTree& tree, int32_t max_depth) {
   const std::vector<int32_t> depth = tree.depths();
+  std::vector<bool> keep(tree.size());
+  for (size_t i = 0; i < tree.size(); ++i) keep[i] = depth[i] <= max_depth;
+  return keep_nodes(tree, keep);
+}
+
+DraftTree keep_nodes(const DraftTree& tree, const std::vector<bool>& keep) {
   std::vector<int32_t> renumbered(tree.size(), -1);
   DraftTree out;
   for (size_t i = 0; i < tree.size(); ++i) {
-    if (depth[i] > max_depth) continue;
+    if (!keep[i] || (tree.parents[i] >= 0 && renumbered[tree.parents[i]] < 0)) continue;
     renumbered[i] = static_cast<int32_t>(out.size());
     out.tokens.push_back(tree.tokens[i]);
     out.parents.push_back(tree.parents[i] < 0 ? -1 : renumbered[tree.parents[i]]);

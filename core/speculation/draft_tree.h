@@ -46,6 +46,8 @@ namespace drift {
 // The tree without its nodes deeper than `max_depth` (their descendants are deeper still), parents
 // renumbered. Used to fit a draft to what the request can still commit.
 DraftTree limit_depth(const DraftTree& tree, int32_t max_depth);
+// The tree with only the nodes `keep` marks whose ancestors are all kept, parents renumbered.
+DraftTree keep_nodes(const DraftTree& tree, const std::vector<bool>& keep);
 
 // Tree-attention mask rows for the verify forward: `words` 64-bit words per node, bit j of node
 // i's row set when node j is node i or one of its ancestors (what node i may attend to among

@@ -7,6 +7,7 @@
 
 #include "core/capacity_policy.h"
 #include "core/plugin/engine_plugins.h"
+#include "core/speculation/grammar_drafts.h"
 
 namespace drift {
 namespace {
@@ -179,6 +180,14 @@ void Speculator::record_commit(Sequence& seq, const DraftTree& draft, std::span<
 
 // ---- Drafting ---------------------------------------------------------------------------------
 
+// A draft cut to what the request can still commit and, under a structured output, to what its
+// grammar allows (the target could never pick a node outside it).
+DraftTree Speculator::fit_to_request(const DraftTree& tree, Sequence& seq, int32_t max_depth) {
+  DraftTree fitted = limit_depth(tree, max_depth);
+  if (seq.grammar) fitted = cut_to_grammar(fitted, *seq.grammar, seq.grammar_state);
+  return fitted;
+}
+
 void Speculator::draft_next(int64_t step, std::span<Sequence* const> running) {
   if (!plugins_) return;
   std::vector<Sequence*> candidates;
@@ -212,13 +221,13 @@ void Speculator::draft_next(int64_t step, std::span<Sequence* const> running) {
   std::vector<std::string> drafted_by(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     depth_limits[i] = static_cast<int32_t>(depth_limit(*seqs[i]));
-    trees[i] = limit_depth(trees[i], depth_limits[i]);  // before judging it: what would be verified
+    trees[i] = fit_to_request(trees[i], *seqs[i], depth_limits[i]);  // before judging it: what would be verified
     drafted_by[i] = requests[i].provider.empty() ? plugins_->host().draft_provider_name() : requests[i].provider;
   }
   fall_back_where_weak(step, requests, depth_limits, trees, drafted_by);
   if (adaptive_) adaptive_->observe_drafting(deepest, total, seconds_since(start));  // the fallback's too
   for (size_t i = 0; i < seqs.size(); ++i) {
-    seqs[i]->draft = std::move(trees[i]);
+    seqs[i]->draft = fit_to_request(trees[i], *seqs[i], depth_limits[i]);  // the fallback's trees too
     if (!seqs[i]->draft.empty()) metrics_.drafts_by_provider[drafted_by[i]]++;
   }
 }

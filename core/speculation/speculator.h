@@ -89,6 +89,7 @@ class Speculator {
   void draft_next(int64_t step, std::span<Sequence* const> running);
 
  private:
+  static DraftTree fit_to_request(const DraftTree& tree, Sequence& seq, int32_t max_depth);
   bool still_drafts(Sequence& seq);
   int64_t depth_limit(const Sequence& seq) const;
   const std::string& provider_of(const Sequence& seq) const;

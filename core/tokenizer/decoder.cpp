@@ -20,6 +20,11 @@ class ByteLevelDecoder final : public Decoder {
     for (const std::string& token : tokens) append_token(token, bytes);
     tokens.assign(1, utf8::to_valid_lossy(bytes));
   }
+  void decode_chain_raw(std::vector<std::string>& tokens) const override {
+    std::string bytes;
+    for (const std::string& token : tokens) append_token(token, bytes);
+    tokens.assign(1, std::move(bytes));
+  }
 
  private:
   static void append_token(const std::string& token, std::string& bytes) {
@@ -117,6 +122,10 @@ class ByteFallbackDecoder final : public Decoder {
     flush();
     tokens = std::move(out);
   }
+  void decode_chain_raw(std::vector<std::string>& tokens) const override {
+    for (std::string& token : tokens)
+      if (auto byte = parse_byte_token(token)) token.assign(1, static_cast<char>(*byte));
+  }
 
   bool depends_on_following(const std::string& token) const override { return parse_byte_token(token).has_value(); }
 
@@ -168,6 +177,9 @@ class SequenceDecoder final : public Decoder {
   explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (const auto& step : steps_) step->decode_chain(tokens);
+  }
+  void decode_chain_raw(std::vector<std::string>& tokens) const override {
+    for (const auto& step : steps_) step->decode_chain_raw(tokens);
   }
   bool depends_on_following(const std::string& token) const override {
     for (const auto& step : steps_)

@@ -15,6 +15,9 @@ class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual void decode_chain(std::vector<std::string>& tokens) const = 0;
+  // decode_chain without turning invalid UTF-8 into U+FFFD (a token may hold part of a
+  // character: Tokenizer::token_bytes wants its bytes).
+  virtual void decode_chain_raw(std::vector<std::string>& tokens) const { decode_chain(tokens); }
   // Whether the text of `token` can depend on the tokens that follow it (a byte of a
   // ByteFallback run); see Tokenizer::unsettled_tail_length.
   virtual bool depends_on_following(const std::string& /*token*/) const { return false; }

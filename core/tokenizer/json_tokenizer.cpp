@@ -73,6 +73,19 @@ size_t JsonTokenizer::unsettled_tail_length(const std::vector<int32_t>& ids) con
   return unsettled;
 }
 
+std::optional<std::string> JsonTokenizer::token_bytes(int32_t id) const {
+  if (const AddedToken* added = parts_.added.find_id(id); added && added->special) return std::nullopt;
+  const std::string* token = token_string(id);
+  if (!token) return std::nullopt;
+  if (!parts_.decoder) return *token;
+  std::vector<std::string> pieces{"a", *token};
+  parts_.decoder->decode_chain_raw(pieces);
+  std::string text;
+  for (const std::string& p : pieces) text += p;
+  if (!text.starts_with('a')) return std::nullopt;  // a decoder that rewrites the anchor: no safe answer
+  return text.substr(1);
+}
+
 int32_t JsonTokenizer::vocab_size() const {
   return std::max(parts_.model->size(), parts_.added.max_id() + 1);
 }

@@ -33,6 +33,9 @@ class JsonTokenizer final : public Tokenizer {
   std::optional<int32_t> token_to_id(std::string_view token) const override;
   // The trailing run of tokens the decoder may still render differently (ByteFallback bytes).
   size_t unsettled_tail_length(const std::vector<int32_t>& ids) const override;
+  // The decoder chain over {"a", token} (an anchor, so strip-first rules act on it, not the
+  // token), raw, minus the anchor's "a". Special added tokens have none.
+  std::optional<std::string> token_bytes(int32_t id) const override;
 
  private:
   // The string the decoder sees for `id` (added token content or vocabulary entry), or nullptr

@@ -44,6 +44,24 @@ std::string SentencePieceTokenizer::decode(const std::vector<int32_t>& ids) cons
   return text;
 }
 
+std::optional<std::string> SentencePieceTokenizer::token_bytes(int32_t id) const {
+  if (id < 0 || id >= vocab_size()) return std::nullopt;
+  if (processor_->IsControl(id) || processor_->IsUnknown(id) || processor_->IsUnused(id)) return std::nullopt;
+  const std::string piece = processor_->IdToPiece(id);
+  if (processor_->IsByte(id)) return std::string(1, static_cast<char>(std::stoi(piece.substr(3, 2), nullptr, 16)));
+  std::string text;
+  static constexpr std::string_view kSpace = "\xE2\x96\x81";
+  for (size_t i = 0; i < piece.size();) {
+    if (piece.compare(i, kSpace.size(), kSpace) == 0) {
+      text += ' ';
+      i += kSpace.size();
+    } else {
+      text += piece[i++];
+    }
+  }
+  return text;
+}
+
 int32_t SentencePieceTokenizer::vocab_size() const { return processor_->GetPieceSize(); }
 
 std::optional<int32_t> SentencePieceTokenizer::token_to_id(std::string_view token) const {

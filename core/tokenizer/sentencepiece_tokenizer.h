@@ -25,6 +25,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   std::string decode(const std::vector<int32_t>& ids) const override;
   int32_t vocab_size() const override;
   std::optional<int32_t> token_to_id(std::string_view token) const override;
+  // The piece with "▁" as spaces, a byte piece's byte; control, unknown and unused pieces have none.
+  std::optional<std::string> token_bytes(int32_t id) const override;
 
  private:
   std::string path_;

@@ -39,6 +39,10 @@ class Tokenizer {
   // U+FFFD per byte as soon as any byte of the run is invalid, so the text of a run is only
   // known once a token that is not a byte ends it. Default: none.
   virtual size_t unsettled_tail_length(const std::vector<int32_t>& /*ids*/) const { return 0; }
+  // The bytes token `id` adds to the text in the middle of an output, raw (a byte token's byte, a
+  // piece of a UTF-8 character as it is), or nullopt for a special or control token and an
+  // unknown id: what a grammar constrains (core/grammar). Default: none.
+  virtual std::optional<std::string> token_bytes(int32_t /*id*/) const { return std::nullopt; }
 
   const SpecialTokens& special_tokens() const { return special_; }
   void set_special_tokens(SpecialTokens special) { special_ = std::move(special); }

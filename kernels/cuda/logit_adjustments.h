@@ -16,4 +16,10 @@ struct LogitAdjustmentEntry {
 void adjust_logits(float* logits, int64_t vocab, const LogitAdjustmentEntry* entries, int64_t count,
                    cudaStream_t stream);
 
+// Structured output's token masks: for each of `count` masked rows, rows[i] is the logit row and
+// masks + i * words its bit mask (bit t % 32 of word t / 32 set: token t allowed); every other
+// logit of the row becomes -infinity. Device memory; words * 32 >= vocab.
+void mask_logits(float* logits, int64_t vocab, const int32_t* rows, const uint32_t* masks, int64_t words, int64_t count,
+                 cudaStream_t stream);
+
 }  // namespace drift::cuda

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,26 @@ TEST(GenerateCommandTest, LogitBiasAndMinTokensShapeThePicks) {
   EXPECT_EQ(line["output_ids"][5], 2);
 }
 
+// The shipped example schema (configs/schemas/person.json), a regex and a choice: each output is
+// what its option asked for, and ends with the end-of-sequence token where the format is done.
+TEST(GenerateCommandTest, StructuredOutputOptionsConstrainTheOutput) {
+  const std::string schema = test::source_dir() + "/configs/schemas/person.json";
+  const auto json = generate_json("--prompt Once --max-new-tokens 200 --json-schema " + shell_quote(schema));
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_EQ(json[0]["finish_reason"], "stop") << json[0].dump();
+  const auto person = nlohmann::ordered_json::parse(json[0]["text"].get<std::string>());
+  EXPECT_TRUE(person.contains("name") && person["name"].is_string()) << person.dump();
+  EXPECT_TRUE(person["age"].is_number_integer()) << person.dump();
+  EXPECT_TRUE(person["mood"] == "happy" || person["mood"] == "calm" || person["mood"] == "busy") << person.dump();
+  const auto choice = generate_json("--prompt Once --temperature 1 --seed 3 --choice yes --choice no --choice maybe");
+  const std::string picked = choice[0]["text"];
+  EXPECT_TRUE(picked == "yes" || picked == "no" || picked == "maybe") << picked;
+  const auto regex = generate_json("--prompt Once --max-new-tokens 100 --regex '[A-Z][a-z]+( [a-z]+){2,4}[.]'");
+  EXPECT_EQ(regex[0]["finish_reason"], "stop");
+  EXPECT_TRUE(std::regex_match(regex[0]["text"].get<std::string>(), std::regex("[A-Z][a-z]+( [a-z]+){2,4}[.]")))
+      << regex[0]["text"];
+}
+
 TEST(GenerateCommandTest, BadPromptInABatchFailsAlone) {
   auto r = run_command(drift() + " generate --model " + shell_quote(stories()) +
                        " --prompt-ids 1,403 --prompt-ids 1,9999 --prompt-ids 1,317 --max-new-tokens 5 --json");
@@ -150,6 +171,10 @@ TEST(GenerateCommandTest, BadInputGivesAClearError) {
       {" generate --prompt x --logit-bias 5=200", "--logit-bias {5: 200}: biases must be in [-100, 100]"},
       {" generate --prompt x --min-tokens 9 --max-new-tokens 4", "--min-tokens 9: must be in [0, max_new_tokens]"},
       {" generate --prompt x --bogus", "unrecognised option '--bogus'"},
+      {" generate --prompt x --json-schema /no/such.json", "cannot open JSON schema file '/no/such.json'"},
+      {" generate --prompt x --regex 'a(b'", "--regex a(b: regex at"},
+      {" generate --prompt x --regex a --json-object", "--json-object and --regex a: give one structured output"},
+      {" generate --prompt x --grammar /no/such.gbnf", "cannot open GBNF grammar file '/no/such.gbnf'"},
   };
   for (const auto& c : cases) {
     const bool needs_model = std::string(c.args).find("--model") == std::string::npos &&

@@ -617,5 +617,46 @@ TEST_F(PluginServicesGpuTest, ShapedDevicePicksEqualTheHostsShapedPicks) {
   }
 }
 
+// Structured output's masks (some rows masked, some not, some with adjustments too; a vocabulary
+// that is not a multiple of 32): the device's picks equal the host's, the masked logits are
+// -infinity exactly where the mask says, and an allowed logit keeps its bits.
+TEST_F(PluginServicesGpuTest, MaskedDevicePicksEqualTheHostsMaskedPicks) {
+  Backend& gpu = gpu_->backend();
+  const int64_t rows = 20, vocab = 4999;
+  Tensor logits = Tensor::zeros({rows, vocab});
+  std::normal_distribution<float> dist(0.0f, 2.5f);
+  for (int64_t i = 0; i < logits.numel(); ++i) logits.as<float>()[i] = dist(rng_);
+  std::vector<RowSampling> settings(rows);
+  std::bernoulli_distribution keep(0.05);
+  std::uniform_int_distribution<int32_t> token(0, vocab - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    settings[r].params.temperature = r % 2 == 0 ? 0.0 : 1.0;
+    settings[r].params.top_k = r % 4 == 1 ? 20 : 0;
+    settings[r].seed = 300 + r;
+    settings[r].output_index = static_cast<uint64_t>(r);
+    if (r % 5 == 4) continue;  // unmasked
+    auto mask = std::make_shared<grammar::TokenMask>();
+    mask->words.assign((vocab + 31) / 32, 0u);
+    for (int32_t t = 0; t < vocab; ++t)
+      if (keep(rng_)) mask->allow(t);
+    mask->allow(static_cast<int32_t>(r));  // never empty
+    settings[r].allowed = mask;
+    if (r % 3 == 0) settings[r].adjustments = {{token(rng_), 3.0f, 1.0f, 1.0f, 0.0f}};
+  }
+  Tensor on_device = gpu.alloc({rows, vocab}, DType::F32);
+  gpu.copy(logits, on_device);
+  const std::vector<int32_t> picks = gpu.pick_tokens(on_device, settings);
+  const Tensor shaped_on_device = gpu.to_host_f32(on_device);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = logits.as<float>() + r * vocab;
+    EXPECT_EQ(picks[r], sample_shaped(row, vocab, settings[r])) << "row " << r;
+    if (settings[r].allowed) EXPECT_TRUE(settings[r].allowed->allows(picks[r])) << "row " << r;
+    std::vector<float> shaped(row, row + vocab);
+    shape_row(shaped.data(), vocab, settings[r]);
+    EXPECT_EQ(std::memcmp(shaped.data(), shaped_on_device.as<float>() + r * vocab, vocab * sizeof(float)), 0)
+        << "row " << r;
+  }
+}
+
 }  // namespace
 }  // namespace drift

@@ -34,6 +34,7 @@ import threading
 import time
 import unittest
 
+import jsonschema
 import openai
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -472,6 +473,120 @@ class SmolLM2Api(unittest.TestCase):
         report_fault("client disconnects mid-stream (x3)", "aborted, pages freed", {})
 
 
+# A person record with nested objects, enums and bounded arrays: what an agent asks for.
+PERSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 40},
+        "age": {"type": "integer"},
+        "address": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 30},
+                                                     "country": {"enum": ["France", "Spain", "Italy", "Other"]}},
+                    "required": ["city", "country"], "additionalProperties": False},
+        "hobbies": {"type": "array", "items": {"type": "string", "maxLength": 20}, "maxItems": 3},
+        "employed": {"type": "boolean"},
+    },
+    "required": ["name", "age", "address", "employed"],
+    "additionalProperties": False,
+}
+PERSON_PROMPT = "Invent a person who lives in Paris and describe them as JSON."
+
+
+def smollm2_speculative_config(tmp):
+    """configs/smollm2.toml with the ngram and suffix_cache draft providers (off unless a request asks)."""
+    base = smollm2_config()
+    model = os.path.join(ARGS.root, "models/smollm2-135m-instruct")
+    path = os.path.join(tmp, "smollm2-speculative.toml")
+    with open(path, "w") as f:
+        f.write(f"""schema_version = 1
+[model]
+path = "{model}"
+[engine]
+backend = "cpu"
+max_batch_size = 8
+max_num_tokens = 512
+max_seq_len = 2048
+[kv_cache]
+block_size = 16
+memory_mb = 192
+[generation]
+max_new_tokens = 256
+temperature = 0.0
+[speculative]
+enabled = false
+max_draft_tokens = 8
+[[plugins]]
+name = "ngram"
+[[plugins]]
+name = "suffix_cache"
+""")
+    assert os.path.exists(base)
+    return path
+
+
+class SmolLM2StructuredOutput(unittest.TestCase):
+    """Structured output through the official client: json_schema outputs validate (greedy and
+    sampled), guided fields hold, and speculation (ngram, suffix_cache) changes no greedy output."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp()
+        cls.server = Server(smollm2_speculative_config(cls.tmp))
+        cls.client = cls.server.client()
+        cls.model = "smollm2-135m-instruct"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def chat(self, content, max_tokens=200, **kwargs):
+        return self.client.chat.completions.create(model=self.model, messages=[{"role": "user", "content": content}],
+                                                   max_tokens=max_tokens, **kwargs)
+
+    def test_json_schema_outputs_validate_greedy_and_sampled(self):
+        response_format = {"type": "json_schema", "json_schema": {"name": "person", "strict": True, "schema": PERSON_SCHEMA}}
+        for temperature, seed in [(0, None), (0.8, 1), (0.8, 2), (1.0, 3)]:
+            r = self.chat(PERSON_PROMPT, temperature=temperature, seed=seed, response_format=response_format)
+            choice = r.choices[0]
+            self.assertEqual(choice.finish_reason, "stop", choice.message.content)
+            jsonschema.validate(json.loads(choice.message.content), PERSON_SCHEMA)
+        # Streamed, the deltas join to a valid document too.
+        text, finish, _ = stream_text(self.chat(PERSON_PROMPT, temperature=0, response_format=response_format, stream=True))
+        self.assertEqual(finish, "stop")
+        jsonschema.validate(json.loads(text), PERSON_SCHEMA)
+
+    def test_json_object_regex_and_choice_hold(self):
+        r = self.chat("Give me a short JSON object with a cat's name and age.", max_tokens=400, temperature=0,
+                      response_format={"type": "json_object"})
+        self.assertEqual(r.choices[0].finish_reason, "stop", r.choices[0].message.content)
+        self.assertIsInstance(json.loads(r.choices[0].message.content), dict)
+        r = self.chat("What is the date of the moon landing?", temperature=0,
+                      extra_body={"guided_regex": r"\d{4}-\d{2}-\d{2}"})
+        self.assertRegex(r.choices[0].message.content, r"^\d{4}-\d{2}-\d{2}$")
+        r = self.chat("Is Paris in France?", temperature=0.7, seed=5, extra_body={"guided_choice": ["yes", "no"]})
+        self.assertIn(r.choices[0].message.content, ["yes", "no"])
+
+    def test_greedy_outputs_equal_with_and_without_ngram_and_suffix_speculation(self):
+        asks = [{"response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": PERSON_SCHEMA}}},
+                {"extra_body": {"guided_regex": r"(The answer is [a-zA-Z ]{1,40}\. ){1,3}"}}]
+        for ask in asks:
+            extra = dict(ask.get("extra_body", {}))
+            fmt = {k: v for k, v in ask.items() if k != "extra_body"}
+            plain = self.chat(PERSON_PROMPT, temperature=0, extra_body={**extra, "speculative": {"enabled": False}}, **fmt)
+            for provider in ("ngram", "suffix_cache"):
+                spec = self.chat(PERSON_PROMPT, temperature=0,
+                                 extra_body={**extra, "speculative": {"draft_provider": provider}}, **fmt)
+                self.assertEqual(spec.choices[0].message.content, plain.choices[0].message.content, provider)
+                self.assertEqual(spec.usage.completion_tokens, plain.usage.completion_tokens, provider)
+
+    def test_a_schema_that_cannot_be_compiled_is_a_400_with_the_reason(self):
+        with self.assertRaises(openai.BadRequestError) as caught:
+            self.chat("x", response_format={"type": "json_schema", "json_schema": {
+                "name": "bad", "schema": {"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 3}}}}})
+        error = caught.exception.body
+        self.assertEqual(error["param"], "response_format.json_schema.schema")
+        self.assertIn("multipleOf", error["message"])
+
+
 class StoriesLoadAndFaults(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -617,7 +732,8 @@ class StoriesLoadAndFaults(unittest.TestCase):
                 ("a number JSON cannot hold", s.request("POST", "/v1/completions", '{"prompt": "x", "temperature": 1e400}', auth), 400, None),
                 ("temperature above OpenAI's 2", s.request("POST", "/v1/completions", {"prompt": "x", "temperature": 2.5}, auth), 400, "temperature"),
                 ("seed below 0", s.request("POST", "/v1/completions", {"prompt": "x", "seed": -1}, auth), 400, "seed"),
-                ("guided_json", s.request("POST", "/v1/completions", {"prompt": "x", "guided_json": {"type": "object"}}, auth), 400, "guided_json"),
+                ("schema that cannot be compiled", s.request("POST", "/v1/completions",
+                                                             {"prompt": "x", "guided_json": {"type": "integer", "minimum": 0}}, auth), 400, "guided_json"),
                 ("min_tokens above max_tokens", s.request("POST", "/v1/completions",
                                                           {"prompt": "x", "max_tokens": 4, "min_tokens": 5}, auth), 400, "min_tokens"),
                 ("logit_bias key not a token id", s.request("POST", "/v1/completions",

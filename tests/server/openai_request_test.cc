@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/grammar/structured_output.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
 #include "server/request_json.h"
@@ -183,6 +184,34 @@ TEST(OpenAiRequest, LogitsShapingFieldsReachSamplingParams) {
                    .params.shapes_logits());
 }
 
+// Every way to ask for a structured output reaches SamplingParams with its grammar compiled, and
+// the same schema sent twice is compiled once.
+TEST(OpenAiRequest, StructuredOutputFieldsReachSamplingParams) {
+  using grammar::StructuredKind;
+  auto kind_of = [](const char* body) {
+    const auto& so = parse_completion_request(Json::parse(body), context()).params.structured_output;
+    EXPECT_TRUE(so && so->grammar) << body;
+    return so ? so->kind : StructuredKind::JsonObject;
+  };
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "response_format": {"type": "json_object"}})"), StructuredKind::JsonObject);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"name": "p",
+      "strict": true, "schema": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}}})"),
+            StructuredKind::JsonSchema);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "guided_json": "{\"type\": \"string\"}"})"), StructuredKind::JsonSchema);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "guided_regex": "[0-9]+"})"), StructuredKind::Regex);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "guided_choice": ["yes", "no"]})"), StructuredKind::Choice);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "guided_grammar": "root ::= \"x\"+"})"), StructuredKind::Grammar);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "structured_outputs": {"regex": "a|b"}})"), StructuredKind::Regex);
+  EXPECT_EQ(kind_of(R"({"prompt": "a", "structured_outputs": {"json_object": true}})"), StructuredKind::JsonObject);
+  const char* schema = R"({"prompt": "a", "guided_json": {"type": "object", "properties": {"k": {"enum": [1, 2]}}}})";
+  const auto first = parse_completion_request(Json::parse(schema), context()).params.structured_output;
+  const auto second = parse_completion_request(Json::parse(schema), context()).params.structured_output;
+  EXPECT_EQ(first->grammar, second->grammar);
+  EXPECT_FALSE(
+      parse_completion_request(Json::parse(R"({"prompt": "a", "response_format": {"type": "text"}})"), context())
+          .params.structured_output);
+}
+
 TEST(OpenAiRequest, OverLongPromptsAreRefusedBeforeTokenizing) {
   ServingContext c = context();
   c.max_prompt_bytes = 1000;
@@ -300,10 +329,27 @@ INSTANTIATE_TEST_SUITE_P(
                 "speculative.draft_provider", "enabled = false"},
         BadBody{R"({"prompt": "a", "cache_salt": 7})", 400, "cache_salt", "must be a string"},
         // Options that would change the output and that the engine cannot honour.
-        BadBody{R"({"prompt": "a", "guided_json": {"type": "object"}})", 400, "guided_json", "no grammar engine"},
-        BadBody{R"({"prompt": "a", "grammar": "root ::= x"})", 400, "grammar", "no grammar engine"},
-        BadBody{R"({"prompt": "a", "guided_choice": ["a"]})", 400, "guided_choice", "no grammar engine"},
-        BadBody{R"({"prompt": "a", "structured_outputs": {"json": {}}})", 400, "structured_outputs", "no grammar"},
+        // Structured outputs that cannot be compiled, or more than one.
+        BadBody{R"({"prompt": "a", "guided_json": {"type": "object", "minProperties": 1}})", 400, "guided_json",
+                "the keyword 'minProperties' is not supported"},
+        BadBody{R"({"prompt": "a", "guided_json": 5})", 400, "guided_json", "must be a JSON schema"},
+        BadBody{R"({"prompt": "a", "grammar": "root ::= x"})", 400, "grammar", "cannot be compiled"},
+        BadBody{R"({"prompt": "a", "guided_regex": "a(b"})", 400, "guided_regex", "cannot be compiled: regex"},
+        BadBody{R"({"prompt": "a", "guided_choice": []})", 400, "guided_choice", "non-empty list"},
+        BadBody{R"({"prompt": "a", "guided_choice": ["a", 1]})", 400, "guided_choice[1]", "must be a string"},
+        BadBody{R"({"prompt": "a", "structured_outputs": {"json": {"type": "nope"}}})", 400, "structured_outputs.json",
+                "unknown type 'nope'"},
+        BadBody{R"({"prompt": "a", "structured_outputs": {"xml": "<a/>"}})", 400, "structured_outputs.xml",
+                "not a structured output"},
+        BadBody{R"({"prompt": "a", "guided_regex": "a", "guided_choice": ["a"]})", 400, "guided_choice", "give one"},
+        BadBody{R"({"prompt": "a", "response_format": {"type": "json_schema"}})", 400, "response_format.json_schema",
+                "is required"},
+        BadBody{R"({"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"name": "x"}}})", 400,
+                "response_format.json_schema.schema", "is required"},
+        BadBody{R"({"prompt": "a", "response_format": {"type": "yaml"}})", 400, "response_format.type",
+                "must be \"text\", \"json_object\" or \"json_schema\""},
+        BadBody{R"({"prompt": "a", "guided_whitespace_pattern": " "})", 400, "guided_whitespace_pattern",
+                "not supported"},
         BadBody{R"({"prompt": "a", "min_tokens": 17})", 400, "min_tokens", "must be in [0, max_new_tokens]"},
         BadBody{R"({"prompt": "a", "min_tokens": -1})", 400, "min_tokens", "must be in [0, max_new_tokens]"},
         BadBody{R"({"prompt": "a", "allowed_token_ids": [1]})", 400, "allowed_token_ids", "not supported"},

@@ -101,6 +101,16 @@ EngineConfig with_speculation(EngineConfig config, const std::string& provider, 
   return config;
 }
 
+EngineConfig with_corrupted_oracle_trees(EngineConfig config, const std::string& reference) {
+  config.plugins = {oracle_entry("oracle", reference, {.corruption = 0.3, .branching = 2, .depth = 4, .seed = 3})};
+  return with_speculation(config, "oracle", 8);
+}
+
+EngineConfig with_ngram_drafts(EngineConfig config) {
+  config.plugins = {ngram_entry(2)};
+  return with_speculation(config, config.plugins[0].name, 8);
+}
+
 std::vector<std::vector<int32_t>> outputs_of(const std::vector<RunResult>& runs) {
   std::vector<std::vector<int32_t>> out;
   for (const RunResult& r : runs) out.push_back(r.output);

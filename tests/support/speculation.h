@@ -55,5 +55,10 @@ PluginEntry prefix_cache_entry(const std::string& settings = "");
 
 // `config` with speculation on through `provider` (one of config.plugins).
 EngineConfig with_speculation(EngineConfig config, const std::string& provider, int64_t max_draft_tokens = 8);
+// `config` drafting with oracle trees replaying `reference` (a third of the nodes random tokens,
+// two children per node, depth 4), 8 nodes per step: what the shaped and constrained suites verify.
+EngineConfig with_corrupted_oracle_trees(EngineConfig config, const std::string& reference);
+// `config` drafting with the ngram provider (two matches), 8 tokens per step.
+EngineConfig with_ngram_drafts(EngineConfig config);
 
 }  // namespace drift::test

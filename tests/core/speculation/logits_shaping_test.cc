@@ -152,15 +152,9 @@ class ShapedSpeculation : public ::testing::Test {
     }
   }
   static EngineConfig with_oracle(const std::string& file) {
-    EngineConfig c = base_config();
-    c.plugins = {test::oracle_entry("oracle", file, {.corruption = 0.3, .branching = 2, .depth = 4, .seed = 3})};
-    return test::with_speculation(c, "oracle", 8);
+    return test::with_corrupted_oracle_trees(base_config(), file);
   }
-  static EngineConfig with_ngram() {
-    EngineConfig c = base_config();
-    c.plugins = {test::ngram_entry(2)};
-    return test::with_speculation(c, c.plugins[0].name, 8);
-  }
+  static EngineConfig with_ngram() { return test::with_ngram_drafts(base_config()); }
 };
 
 TEST_F(ShapedSpeculation, OracleTreesGiveThePlainOutputGreedyAndSampled) {

@@ -8,10 +8,10 @@
 #include <map>
 
 #include <gtest/gtest.h>
-#include <boost/math/distributions/chi_squared.hpp>
 
 #include "core/engine.h"
 #include "core/sampler.h"
+#include "support/chi_square.h"
 #include "support/speculation.h"
 #include "support/test_data.h"
 
@@ -61,43 +61,8 @@ AcceptedPath bonus_from_unexcluded_p(const DraftTree& tree, const float* logits,
   }
 }
 
-struct ChiSquare {
-  double statistic = 0;
-  int64_t dof = 0;
-  double p_value = 1;
-};
-
-// Two samples of equal size over the same categories; categories with fewer than 10 draws in
-// both samples together are pooled.
-ChiSquare two_sample_chi_square(const std::map<std::vector<int32_t>, int64_t>& a,
-                                const std::map<std::vector<int32_t>, int64_t>& b) {
-  std::map<std::vector<int32_t>, std::pair<int64_t, int64_t>> both;
-  for (const auto& [k, n] : a) both[k].first += n;
-  for (const auto& [k, n] : b) both[k].second += n;
-  ChiSquare r;
-  std::pair<int64_t, int64_t> pooled{0, 0};
-  int64_t categories = 0;
-  auto add = [&](std::pair<int64_t, int64_t> c) {
-    const double d = static_cast<double>(c.first - c.second);
-    r.statistic += d * d / static_cast<double>(c.first + c.second);
-    ++categories;
-  };
-  for (const auto& [k, c] : both) {
-    if (c.first + c.second < 10) {
-      pooled.first += c.first;
-      pooled.second += c.second;
-    } else {
-      add(c);
-    }
-  }
-  if (pooled.first + pooled.second > 0) add(pooled);
-  r.dof = categories - 1;
-  r.p_value =
-      r.dof > 0
-          ? boost::math::cdf(boost::math::complement(boost::math::chi_squared(static_cast<double>(r.dof)), r.statistic))
-          : 1.0;
-  return r;
-}
+using test::ChiSquare;
+using test::two_sample_chi_square;
 
 class LosslessSamplingTest : public ::testing::Test {
  protected:

@@ -1,0 +1,47 @@
+#include "core/speculation/grammar_drafts.h"
+
+#include <cmath>
+
+namespace drift {
+
+using grammar::GrammarAutomaton;
+using grammar::StateId;
+
+std::vector<StateId> draft_states(grammar::TokenConstraint& constraint, StateId root, const DraftTree& tree) {
+  std::vector<StateId> states(tree.size(), GrammarAutomaton::kDead);
+  for (size_t i = 0; i < tree.size(); ++i) {  // parents come first
+    const StateId parent = tree.parents[i] < 0 ? root : states[tree.parents[i]];
+    if (parent != GrammarAutomaton::kDead && constraint.allows(parent, tree.tokens[i]))
+      states[i] = constraint.advance(parent, tree.tokens[i]);
+  }
+  return states;
+}
+
+DraftTree cut_to_grammar(const DraftTree& tree, grammar::TokenConstraint& constraint, StateId root) {
+  const std::vector<StateId> states = draft_states(constraint, root, tree);
+  std::vector<bool> keep(tree.size());
+  for (size_t i = 0; i < tree.size(); ++i) keep[i] = states[i] != GrammarAutomaton::kDead;
+  return keep_nodes(tree, keep);
+}
+
+namespace {
+
+// min_tokens' hold (an `after` of -infinity) on the allowed end tokens is lifted.
+void release_end_tokens(RowSampling& row, const grammar::TokenMask& mask) {
+  for (LogitAdjustment& a : row.adjustments)
+    if (mask.allows(a.token) && std::isinf(a.after) && a.after < 0) a.after = 0.0f;
+}
+
+}  // namespace
+
+void add_grammar_masks(std::span<RowSampling> rows, const DraftTree& tree, grammar::TokenConstraint& constraint,
+                       StateId root) {
+  const std::vector<StateId> states = draft_states(constraint, root, tree);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const StateId state = r == 0 ? root : states[r - 1];
+    rows[r].allowed = constraint.mask(state);
+    if (constraint.must_end(state)) release_end_tokens(rows[r], *rows[r].allowed);
+  }
+}
+
+}  // namespace drift

@@ -1,0 +1,27 @@
+#pragma once
+// Speculation under a structured output: a draft node's grammar state is its parent's advanced by
+// its token, from the request's committed state at the root. Nodes the grammar does not allow
+// are cut (with their subtrees) before verification -- the target could never pick them -- and
+// every verified row gets the mask of its node's state, so each row's pick is the one plain
+// decoding would make at that position.
+#include <span>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/grammar/token_constraint.h"
+#include "core/speculation/draft_tree.h"
+
+namespace drift {
+
+// states[i]: the grammar state after node i (GrammarAutomaton::kDead once the path left it).
+std::vector<grammar::StateId> draft_states(grammar::TokenConstraint& constraint, grammar::StateId root,
+                                           const DraftTree& tree);
+// The tree without the nodes the grammar does not allow, nor their descendants.
+DraftTree cut_to_grammar(const DraftTree& tree, grammar::TokenConstraint& constraint, grammar::StateId root);
+// pick_rows' rows (root, then node i at 1 + i) given their masks. A row whose grammar state allows
+// only the end tokens drops the adjustments that would hold those back (min_tokens): the grammar
+// is done, and nothing else could be picked.
+void add_grammar_masks(std::span<RowSampling> rows, const DraftTree& tree, grammar::TokenConstraint& constraint,
+                       grammar::StateId root);
+
+}  // namespace drift
