@@ -88,7 +88,10 @@ StateId GrammarAutomaton::advance(StateId state, uint8_t byte) {
     if (!grammar_.byte_sets[elements_[node.pos].index].has(byte)) continue;
     expand(node.pos + 1, node.parent, next, seen);
   }
-  const StateId result = intern_state(std::move(next));
+  // A grammar ambiguous enough to hold this many parses at once (((x?){100}){100}) would make
+  // every later byte and mask cost that much: the parse ends here instead (kDead), which ends a
+  // request's output. JSON schemas, regexes and grammars written for output stay far below.
+  const StateId result = next.stacks.size() > kMaxStacks ? kDead : intern_state(std::move(next));
   auto& cached = transitions_[state];  // reallocation-safe: the row is a unique_ptr
   if (!cached) {
     cached = std::make_unique<std::array<StateId, 256>>();

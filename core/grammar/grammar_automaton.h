@@ -30,6 +30,8 @@ class GrammarAutomaton {
   explicit GrammarAutomaton(Grammar grammar);
 
   static constexpr StateId kDead = 0;  // no stack left: the bytes left the grammar
+  // Parse stacks one state may hold; a transition to more is kDead (see advance).
+  static constexpr size_t kMaxStacks = 1024;
   StateId start() const { return start_; }
   StateId advance(StateId state, uint8_t byte);
   StateId advance(StateId state, std::string_view bytes);
