@@ -19,18 +19,10 @@ const VocabularyTrie& ConstraintRegistry::vocabulary() {
 }
 
 std::shared_ptr<TokenConstraint> ConstraintRegistry::constraint(const StructuredOutput& output) {
-  if (auto it = constraints_.find(output.key); it != constraints_.end()) {
-    order_.splice(order_.begin(), order_, it->second.second);
-    return it->second.first;
-  }
+  if (auto* known = constraints_.find(output.key)) return *known;
   vocabulary();
   auto made = std::make_shared<TokenConstraint>(*output.grammar, vocabulary_, end_tokens_);
-  order_.push_front(output.key);
-  constraints_.emplace(output.key, std::make_pair(made, order_.begin()));
-  if (constraints_.size() > kCapacity) {  // requests still using it keep their shared_ptr
-    constraints_.erase(order_.back());
-    order_.pop_back();
-  }
+  constraints_.add(output.key, made);
   return made;
 }
 

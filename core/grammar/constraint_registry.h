@@ -3,12 +3,11 @@
 // key), over the engine's vocabulary -- built from the tokenizer on first use -- so requests
 // with the same schema share the grammar states and masks already computed. Engine thread only.
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "core/grammar/lru_map.h"
 #include "core/grammar/structured_output.h"
 #include "core/grammar/token_constraint.h"
 
@@ -27,14 +26,12 @@ class ConstraintRegistry {
   const VocabularyTrie& vocabulary();
 
  private:
-  static constexpr size_t kCapacity = 64;  // constraints kept after their requests finish
   const Tokenizer& tokenizer_;
   int32_t vocab_size_;
   std::vector<int32_t> end_tokens_;
   std::shared_ptr<const VocabularyTrie> vocabulary_;
-  std::list<std::string> order_;  // most recently used first
-  std::unordered_map<std::string, std::pair<std::shared_ptr<TokenConstraint>, std::list<std::string>::iterator>>
-      constraints_;
+  // Kept after their requests finish (a request still using one keeps its shared_ptr).
+  LruMap<std::shared_ptr<TokenConstraint>> constraints_{64};
 };
 
 }  // namespace drift::grammar

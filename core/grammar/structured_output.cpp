@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <list>
 #include <mutex>
-#include <unordered_map>
 
 #include "core/grammar/gbnf_grammar.h"
 #include "core/grammar/json_schema_grammar.h"
+#include "core/grammar/lru_map.h"
 #include "core/grammar/regex_grammar.h"
 
 namespace drift::grammar {
@@ -40,32 +39,22 @@ Grammar compile(StructuredKind kind, const std::string& text, const std::vector<
   throw GrammarError("unknown structured output kind");
 }
 
-// Compiled grammars by key, least recently used dropped first.
+// Compiled grammars by key, least recently used dropped first; shared by the server's threads.
 class GrammarCache {
  public:
   std::shared_ptr<const Grammar> find(const std::string& key) {
     std::lock_guard lock(mutex_);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second.second);
-    return it->second.first;
+    auto* found = grammars_.find(key);
+    return found ? *found : nullptr;
   }
   void add(const std::string& key, std::shared_ptr<const Grammar> grammar) {
     std::lock_guard lock(mutex_);
-    if (entries_.contains(key)) return;
-    order_.push_front(key);
-    entries_.emplace(key, std::make_pair(std::move(grammar), order_.begin()));
-    if (entries_.size() > kCapacity) {
-      entries_.erase(order_.back());
-      order_.pop_back();
-    }
+    grammars_.add(key, std::move(grammar));
   }
 
  private:
-  static constexpr size_t kCapacity = 256;
   std::mutex mutex_;
-  std::list<std::string> order_;
-  std::unordered_map<std::string, std::pair<std::shared_ptr<const Grammar>, std::list<std::string>::iterator>> entries_;
+  LruMap<std::shared_ptr<const Grammar>> grammars_{256};
 };
 
 GrammarCache& cache() {

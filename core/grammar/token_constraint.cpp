@@ -1,7 +1,6 @@
 #include "core/grammar/token_constraint.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace drift::grammar {
 namespace {
@@ -11,13 +10,6 @@ namespace {
 constexpr size_t kMaxCachedMasks = 4096;
 
 }  // namespace
-
-void apply_token_mask(float* row, int64_t vocab, const TokenMask& mask) {
-  const auto covered = std::min<int64_t>(vocab, static_cast<int64_t>(mask.words.size()) * 32);
-  for (int64_t id = 0; id < covered; ++id)
-    if (!mask.allows(static_cast<int32_t>(id))) row[id] = -std::numeric_limits<float>::infinity();
-  for (int64_t id = covered; id < vocab; ++id) row[id] = -std::numeric_limits<float>::infinity();
-}
 
 TokenConstraint::TokenConstraint(Grammar grammar, std::shared_ptr<const VocabularyTrie> vocabulary,
                                  std::vector<int32_t> end_tokens)
@@ -39,20 +31,19 @@ bool TokenConstraint::allows(StateId state, int32_t token) {
   return token >= 0 && token < vocabulary_->vocab_size() && mask(state)->allows(token);
 }
 
-std::shared_ptr<const TokenMask> TokenConstraint::mask(StateId state) {
+const TokenConstraint::StateTokens& TokenConstraint::state_tokens(StateId state) {
   if (auto it = masks_.find(state); it != masks_.end()) return it->second;
   if (masks_.size() >= kMaxCachedMasks) masks_.clear();
   auto computed = std::make_shared<const TokenMask>(compute_mask(state));
-  masks_.emplace(state, computed);
-  return computed;
+  int64_t ends = 0;
+  for (int32_t id : end_tokens_) ends += computed->allows(id) ? 1 : 0;
+  const bool only_end = ends > 0 && computed->count() == ends;
+  return masks_.emplace(state, StateTokens{std::move(computed), only_end}).first->second;
 }
 
-bool TokenConstraint::must_end(StateId state) {
-  const auto m = mask(state);
-  int64_t ends = 0;
-  for (int32_t id : end_tokens_) ends += m->allows(id) ? 1 : 0;
-  return ends > 0 && m->count() == ends;
-}
+std::shared_ptr<const TokenMask> TokenConstraint::mask(StateId state) { return state_tokens(state).mask; }
+
+bool TokenConstraint::must_end(StateId state) { return state_tokens(state).only_end; }
 
 TokenMask TokenConstraint::compute_mask(StateId state) {
   TokenMask mask;

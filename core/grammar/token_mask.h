@@ -2,6 +2,7 @@
 // TokenMask: which tokens a grammar allows at one logit row, one bit per token id (bit id % 32 of
 // word id / 32). Rows without one are unconstrained.
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -11,8 +11,7 @@ std::vector<StateId> draft_states(grammar::TokenConstraint& constraint, StateId 
   std::vector<StateId> states(tree.size(), GrammarAutomaton::kDead);
   for (size_t i = 0; i < tree.size(); ++i) {  // parents come first
     const StateId parent = tree.parents[i] < 0 ? root : states[tree.parents[i]];
-    if (parent != GrammarAutomaton::kDead && constraint.allows(parent, tree.tokens[i]))
-      states[i] = constraint.advance(parent, tree.tokens[i]);
+    if (parent != GrammarAutomaton::kDead) states[i] = constraint.advance(parent, tree.tokens[i]);
   }
   return states;
 }

@@ -174,6 +174,32 @@ class PluginServicesGpuTest : public ::testing::Test {
     for (float& x : v) x = round_bf16(dist(rng_));
     return v;
   }
+  // Normal logits [rows, vocab] (scale 2.5) for the token-pick tests.
+  Tensor random_logits(int64_t rows, int64_t vocab) {
+    Tensor logits = Tensor::zeros({rows, vocab});
+    std::normal_distribution<float> dist(0.0f, 2.5f);
+    for (int64_t i = 0; i < logits.numel(); ++i) logits.as<float>()[i] = dist(rng_);
+    return logits;
+  }
+  // The device shapes `logits` in place and picks: each pick equals the host's sample_shaped and
+  // each shaped row has the host's bits (shape_row: the mask, then the adjustments).
+  void expect_device_shapes_and_picks_as_the_host(const Tensor& logits, const std::vector<RowSampling>& settings) {
+    Backend& gpu = gpu_->backend();
+    const int64_t rows = logits.dim(0), vocab = logits.dim(1);
+    Tensor on_device = gpu.alloc({rows, vocab}, DType::F32);
+    gpu.copy(logits, on_device);
+    const std::vector<int32_t> picks = gpu.pick_tokens(on_device, settings);
+    const Tensor shaped_on_device = gpu.to_host_f32(on_device);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = logits.as<float>() + r * vocab;
+      EXPECT_EQ(picks[r], sample_shaped(row, vocab, settings[r])) << "row " << r;
+      if (settings[r].allowed) EXPECT_TRUE(settings[r].allowed->allows(picks[r])) << "row " << r;
+      std::vector<float> shaped(row, row + vocab);
+      shape_row(shaped.data(), vocab, settings[r]);
+      EXPECT_EQ(std::memcmp(shaped.data(), shaped_on_device.as<float>() + r * vocab, vocab * sizeof(float)), 0)
+          << "row " << r;
+    }
+  }
   // Both sides' output tensors of `shape` (the GPU one F32 when `f32`).
   std::pair<drift_tensor_t*, drift_tensor_t*> outputs(const std::vector<int64_t>& shape, bool f32 = false) {
     int64_t n = 1;
@@ -578,11 +604,8 @@ TEST_F(PluginServicesGpuTest, DevicePicksEqualTheHostSamplersPicks) {
 // with the host's arithmetic, so its picks equal the host's shaped picks, and a shaped logit has
 // the host's bits.
 TEST_F(PluginServicesGpuTest, ShapedDevicePicksEqualTheHostsShapedPicks) {
-  Backend& gpu = gpu_->backend();
   const int64_t rows = 24, vocab = 5000;
-  Tensor logits = Tensor::zeros({rows, vocab});
-  std::normal_distribution<float> dist(0.0f, 2.5f);
-  for (int64_t i = 0; i < logits.numel(); ++i) logits.as<float>()[i] = dist(rng_);
+  const Tensor logits = random_logits(rows, vocab);
   std::vector<RowSampling> settings(rows);
   std::uniform_int_distribution<int32_t> token(0, vocab - 1);
   for (int64_t r = 0; r < rows; ++r) {
@@ -603,29 +626,15 @@ TEST_F(PluginServicesGpuTest, ShapedDevicePicksEqualTheHostsShapedPicks) {
         logit_adjustments(p, TokenOccurrences(prompt, output), {}, r % 8, std::vector<int32_t>{2});
     ASSERT_FALSE(settings[r].adjustments.empty());
   }
-  Tensor on_device = gpu.alloc({rows, vocab}, DType::F32);
-  gpu.copy(logits, on_device);
-  const std::vector<int32_t> picks = gpu.pick_tokens(on_device, settings);
-  const Tensor shaped_on_device = gpu.to_host_f32(on_device);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = logits.as<float>() + r * vocab;
-    EXPECT_EQ(picks[r], sample_shaped(row, vocab, settings[r])) << "row " << r;
-    std::vector<float> shaped(row, row + vocab);
-    apply_logit_adjustments(shaped.data(), vocab, settings[r].adjustments);
-    EXPECT_EQ(std::memcmp(shaped.data(), shaped_on_device.as<float>() + r * vocab, vocab * sizeof(float)), 0)
-        << "row " << r;
-  }
+  expect_device_shapes_and_picks_as_the_host(logits, settings);
 }
 
 // Structured output's masks (some rows masked, some not, some with adjustments too; a vocabulary
 // that is not a multiple of 32): the device's picks equal the host's, the masked logits are
 // -infinity exactly where the mask says, and an allowed logit keeps its bits.
 TEST_F(PluginServicesGpuTest, MaskedDevicePicksEqualTheHostsMaskedPicks) {
-  Backend& gpu = gpu_->backend();
   const int64_t rows = 20, vocab = 4999;
-  Tensor logits = Tensor::zeros({rows, vocab});
-  std::normal_distribution<float> dist(0.0f, 2.5f);
-  for (int64_t i = 0; i < logits.numel(); ++i) logits.as<float>()[i] = dist(rng_);
+  const Tensor logits = random_logits(rows, vocab);
   std::vector<RowSampling> settings(rows);
   std::bernoulli_distribution keep(0.05);
   std::uniform_int_distribution<int32_t> token(0, vocab - 1);
@@ -643,19 +652,7 @@ TEST_F(PluginServicesGpuTest, MaskedDevicePicksEqualTheHostsMaskedPicks) {
     settings[r].allowed = mask;
     if (r % 3 == 0) settings[r].adjustments = {{token(rng_), 3.0f, 1.0f, 1.0f, 0.0f}};
   }
-  Tensor on_device = gpu.alloc({rows, vocab}, DType::F32);
-  gpu.copy(logits, on_device);
-  const std::vector<int32_t> picks = gpu.pick_tokens(on_device, settings);
-  const Tensor shaped_on_device = gpu.to_host_f32(on_device);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = logits.as<float>() + r * vocab;
-    EXPECT_EQ(picks[r], sample_shaped(row, vocab, settings[r])) << "row " << r;
-    if (settings[r].allowed) EXPECT_TRUE(settings[r].allowed->allows(picks[r])) << "row " << r;
-    std::vector<float> shaped(row, row + vocab);
-    shape_row(shaped.data(), vocab, settings[r]);
-    EXPECT_EQ(std::memcmp(shaped.data(), shaped_on_device.as<float>() + r * vocab, vocab * sizeof(float)), 0)
-        << "row " << r;
-  }
+  expect_device_shapes_and_picks_as_the_host(logits, settings);
 }
 
 }  // namespace

@@ -80,14 +80,15 @@ ws     ::= | [ \t\n\r] ws
 }
 
 TEST(GbnfGrammar, List) {
-  constexpr std::string_view kTodo = R"gbnf(
+  constexpr std::string_view kChecklist = R"gbnf(
 root    ::= heading ("- [" [ x] "] " item "\n")+
-heading ::= "TODO:\n"
+heading ::= "CHECKLIST:\n"
 item    ::= [^\n\[\]]+   # anything on one line but brackets
 )gbnf";
-  expect_language(
-      kTodo, {"TODO:\n- [ ] buy milk\n- [x] write tests\n", "TODO:\n- [x] \xC3\xA9t\xC3\xA9\n"},
-      {"TODO:\n", "TODO:\n- [y] a\n", "TODO:\n- [ ] \n", "TODO:\n- [ ] a", "TODO:\n- [ ] a [b]\n", "todo:\n- [ ] a\n"});
+  expect_language(kChecklist,
+                  {"CHECKLIST:\n- [ ] buy milk\n- [x] write tests\n", "CHECKLIST:\n- [x] \xC3\xA9t\xC3\xA9\n"},
+                  {"CHECKLIST:\n", "CHECKLIST:\n- [y] a\n", "CHECKLIST:\n- [ ] \n", "CHECKLIST:\n- [ ] a",
+                   "CHECKLIST:\n- [ ] a [b]\n", "checklist:\n- [ ] a\n"});
 }
 
 TEST(GbnfGrammar, ChessMoves) {
