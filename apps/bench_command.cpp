@@ -19,6 +19,7 @@
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/json_input.h"
+#include "core/parallel_samples.h"
 #include "core/text_file.h"
 
 namespace po = boost::program_options;
@@ -33,6 +34,7 @@ struct BenchArgs {
   int64_t num_prompts = 0;
   int64_t max_new_tokens = 128;
   int64_t concurrency = 1;
+  int64_t samples = 1;  // --n: parallel samples per prompt
   int64_t system_prompt_tokens = 0;
   std::string scenario;
   std::string variants;
@@ -191,7 +193,7 @@ void bench_config(const BenchArgs& a, const EngineConfig& config, const std::str
     if (!a.warm_cache) engine->reset_prefix_cache();
     std::vector<std::vector<int32_t>> outputs;
     const std::string shown = variant_label(variant, config);
-    VariantResult result = run_variant(*engine, label, shown, prompts, params, concurrency, outputs);
+    VariantResult result = run_variant(*engine, label, shown, prompts, a.samples, params, concurrency, outputs);
     std::vector<std::vector<int32_t>>& first_off = spec.grammar ? first.constrained : first.plain;
     if (first_config && spec.provider == "off" && !spec.full && first_off.empty()) {
       first_off = outputs;
@@ -226,6 +228,8 @@ int run_bench(const std::vector<std::string>& args) {
       "num-prompts", po::value(&a.num_prompts), "use the first N prompts (0 = all)")(
       "max-new-tokens", po::value(&a.max_new_tokens), "tokens to generate per prompt (default 128)")(
       "concurrency", po::value(&a.concurrency), "requests in flight at once (default 1)")(
+      "n", po::value(&a.samples),
+      "parallel samples per prompt, sharing its KV (OpenAI's n; each counts as a request; default 1)")(
       "system-prompt-tokens", po::value(&a.system_prompt_tokens),
       "put one shared N-token prefix (the prompt set's own tokens) before every prompt: a prefix-cache workload")(
       "scenario", po::value(&a.scenario),
@@ -260,6 +264,8 @@ int run_bench(const std::vector<std::string>& args) {
   if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;
   if (a.max_new_tokens < 1) fail("--max-new-tokens {}: must be >= 1", a.max_new_tokens);
   if (a.concurrency < 1) fail("--concurrency {}: must be >= 1", a.concurrency);
+  if (a.samples < 1 || a.samples > kMaxParallelSamples)
+    fail("--n {}: must be in [1, {}]", a.samples, kMaxParallelSamples);
   if (a.num_prompts < 0) fail("--num-prompts {}: must be >= 0", a.num_prompts);
   if (a.system_prompt_tokens < 0) fail("--system-prompt-tokens {}: must be >= 0", a.system_prompt_tokens);
 

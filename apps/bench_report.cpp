@@ -40,40 +40,49 @@ std::map<Key, int64_t> increase(const std::map<Key, int64_t>& before, const std:
 }
 
 VariantResult run_variant(Engine& engine, const std::string& config, const std::string& variant,
-                          const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
-                          int64_t concurrency, std::vector<std::vector<int32_t>>& outputs) {
+                          const std::vector<std::vector<int32_t>>& prompts, int64_t samples,
+                          const SamplingParams& params, int64_t concurrency,
+                          std::vector<std::vector<int32_t>>& outputs) {
   VariantResult r;
   r.config = config;
   r.variant = variant;
-  r.prompts = static_cast<int64_t>(prompts.size());
+  r.samples = samples;
+  r.prompts = static_cast<int64_t>(prompts.size()) * samples;
   const EngineMetrics before = engine.metrics();
   outputs.assign(prompts.size(), {});
   std::deque<size_t> queue;
   for (size_t i = 0; i < prompts.size(); ++i) queue.push_back(i);
-  std::map<int64_t, size_t> in_flight;
-  size_t done = 0;
+  struct InFlight {
+    size_t prompt = 0;
+    int64_t sample = 0;
+  };
+  std::map<int64_t, InFlight> in_flight;
+  int64_t done = 0;
   const auto start = Clock::now();
   while (!queue.empty() || !in_flight.empty()) {
-    while (!queue.empty() && static_cast<int64_t>(in_flight.size()) < concurrency) {
-      in_flight[engine.add_request(prompts[queue.front()], params)] = queue.front();
+    // A prompt's samples go in together (they share its KV), the first even past the concurrency.
+    while (!queue.empty() && (in_flight.empty() || static_cast<int64_t>(in_flight.size()) + samples <= concurrency)) {
+      const std::vector<int64_t> ids = engine.add_samples(prompts[queue.front()], params, samples);
+      for (size_t k = 0; k < ids.size(); ++k) in_flight[ids[k]] = {queue.front(), static_cast<int64_t>(k)};
       queue.pop_front();
     }
     for (const RequestOutput& out : engine.step()) {
       if (!out.finished) continue;
       const Sequence& seq = engine.request(out.id);
+      const InFlight request = in_flight[out.id];
       if (seq.finish_reason == FinishReason::Error) {
         std::fprintf(stderr, "[bench] %s / %s: prompt %zu left out: %s\n", config.c_str(), variant.c_str(),
-                     in_flight[out.id], seq.error.c_str());
+                     request.prompt, seq.error.c_str());
         r.failed++;
       } else {
         add_request_stats(r, seq);
       }
-      outputs[in_flight[out.id]] = seq.output;
+      if (request.sample == 0) outputs[request.prompt] = seq.output;
       in_flight.erase(out.id);
       engine.release(out.id);
-      if (++done % 10 == 0 || done == prompts.size())
-        std::fprintf(stderr, "[bench] %s / %s: %zu/%zu prompts\n", config.c_str(), variant.c_str(), done,
-                     prompts.size());
+      if (++done % 10 == 0 || done == r.prompts)
+        std::fprintf(stderr, "[bench] %s / %s: %ld/%ld requests\n", config.c_str(), variant.c_str(),
+                     static_cast<long>(done), static_cast<long>(r.prompts));
     }
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -192,6 +201,7 @@ nlohmann::json BenchReport::json() const {
     results.push_back({{"config", r.config},
                        {"variant", r.variant},
                        {"prompts", r.prompts},
+                       {"samples", r.samples},
                        {"failed", r.failed},
                        {"output_tokens", r.output_tokens},
                        {"seconds", r.seconds},

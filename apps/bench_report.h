@@ -15,7 +15,8 @@ namespace drift::app {
 struct VariantResult {
   std::string config;   // the config's label (its file)
   std::string variant;  // "off" or a draft provider
-  int64_t prompts = 0;
+  int64_t prompts = 0;  // requests run: the prompts times their samples
+  int64_t samples = 1;  // parallel samples per prompt (--n)
   int64_t failed = 0;  // requests the engine refused (e.g. a prompt longer than max_seq_len)
   int64_t output_tokens = 0;
   double seconds = 0.0;
@@ -60,12 +61,14 @@ struct VariantResult {
   }
 };
 
-// Runs every prompt (at most `concurrency` in flight) to completion under `params`; `outputs`
-// receives each prompt's output tokens. A request the engine refuses is counted as failed and
-// left out of the figures (stderr says why). Progress goes to stderr.
+// Runs every prompt as `samples` parallel samples (at most `concurrency` requests in flight) to
+// completion under `params`; `outputs` receives each prompt's first sample's output tokens. A
+// request the engine refuses is counted as failed and left out of the figures (stderr says why).
+// Progress goes to stderr.
 VariantResult run_variant(Engine& engine, const std::string& config, const std::string& variant,
-                          const std::vector<std::vector<int32_t>>& prompts, const SamplingParams& params,
-                          int64_t concurrency, std::vector<std::vector<int32_t>>& outputs);
+                          const std::vector<std::vector<int32_t>>& prompts, int64_t samples,
+                          const SamplingParams& params, int64_t concurrency,
+                          std::vector<std::vector<int32_t>>& outputs);
 
 // MT-Bench as it ships with drift (datasets/mt_bench.jsonl; apps/shipped_data.h finds it).
 std::string default_prompt_set();

@@ -44,8 +44,9 @@ std::string ChatFormatter::render(const nlohmann::ordered_json& messages, const 
   inputs.bos_token = template_.bos_token;
   inputs.eos_token = template_.eos_token;
   inputs.extra_context = options.extra_context;
+  inputs.tools = options.tools;
   const std::string text = template_.tmpl.render(inputs);
-  return options.continue_final_message ? cut_after_final_message(text, messages) : text;
+  return options.continue_final_message ? cut_after_final_message(text, messages) : text + options.reply_prefix;
 }
 
 std::vector<int32_t> ChatFormatter::encode(const nlohmann::ordered_json& messages,

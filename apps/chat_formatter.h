@@ -20,6 +20,8 @@ struct ChatRenderOptions {
   // and cut right after that message's content, as transformers' continue_final_message.
   bool continue_final_message = false;
   nlohmann::ordered_json extra_context = nlohmann::ordered_json::object();  // e.g. enable_thinking
+  nlohmann::ordered_json tools;                                             // OpenAI's tools for the template, or null
+  std::string reply_prefix;  // appended after the generation prompt (a forced tool call's opening)
 };
 
 class ChatFormatter {

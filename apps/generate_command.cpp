@@ -15,6 +15,7 @@
 #include "apps/verification_json.h"
 #include "core/engine.h"
 #include "core/error.h"
+#include "core/parallel_samples.h"
 
 namespace po = boost::program_options;
 
@@ -30,6 +31,7 @@ struct GenerateArgs {
   bool chat = false;   // each --prompt is a user turn rendered with the model's chat template
   std::string system;  // the system message of those turns
   bool json = false;
+  int64_t samples = 1;  // --n: parallel samples per prompt
 };
 
 // One prompt as given on the command line. A prompt that cannot even be tokenized (invalid UTF-8,
@@ -38,7 +40,7 @@ struct GenerateArgs {
 struct Prompt {
   std::vector<int32_t> ids;
   std::string error;              // why it could not become a request
-  std::optional<int64_t> request;  // the engine's id once added
+  std::vector<int64_t> requests;  // the engine's ids once added: one per sample
 };
 
 // With --chat, the text is one user turn that the model's chat template renders.
@@ -64,7 +66,7 @@ std::vector<Prompt> collect_prompts(const GenerateArgs& a, const Engine& engine,
       if (option.string_key == "prompt") {
         prompts.push_back(prompt_from_text(value, engine, a, chat, prompts.size()));
       } else if (option.string_key == "prompt-ids") {
-        prompts.push_back(Prompt{parse_id_list(value, "--prompt-ids"), "", std::nullopt});
+        prompts.push_back(Prompt{parse_id_list(value, "--prompt-ids"), "", {}});
       }
     }
   }
@@ -83,8 +85,9 @@ nlohmann::json speculation_json(const SpeculationStats& s) {
           {"committed_per_step", s.committed_per_step}};
 }
 
-nlohmann::json result_json(const Sequence& seq, double seconds) {
+nlohmann::json result_json(const Sequence& seq, double seconds, std::optional<size_t> sample) {
   nlohmann::json j;
+  if (sample) j["sample"] = *sample;
   j["prompt_ids"] = seq.prompt;
   j["output_ids"] = seq.output;
   j["text"] = seq.text;
@@ -157,22 +160,22 @@ std::string output_text(const Engine& engine, const Sequence& seq) {
   return engine.tokenizer() ? seq.text : nlohmann::json(seq.output).dump();
 }
 
-// Plain-text output of several prompts: each result under a header line naming its prompt and how
-// it ended, so a failed prompt leaves a visible trace and results cannot run into each other.
+// Plain-text output of several prompts or samples: each result under a header line naming its
+// prompt (and sample) and how it ended, so a failed prompt leaves a visible trace and results
+// cannot run into each other.
 void print_plain_result(size_t index, const Prompt& prompt, const Engine& engine) {
-  if (!prompt.request) {
+  if (prompt.requests.empty()) {
     std::printf("[prompt %zu] finish_reason=error\n", index);
     return;
   }
-  const Sequence& seq = engine.request(*prompt.request);
-  std::printf("[prompt %zu] finish_reason=%s output_tokens=%ld\n", index, finish_reason_name(seq.finish_reason),
-              static_cast<long>(seq.stats.output_tokens));
-  write_stdout(output_text(engine, seq));
-  std::printf("\n");
-}
-
-std::string prompt_error(const Prompt& prompt, const Engine& engine) {
-  return prompt.request ? engine.request(*prompt.request).error : prompt.error;
+  for (size_t i = 0; i < prompt.requests.size(); ++i) {
+    const Sequence& seq = engine.request(prompt.requests[i]);
+    const std::string sample = prompt.requests.size() > 1 ? fmt::format(" sample {}", i) : "";
+    std::printf("[prompt %zu%s] finish_reason=%s output_tokens=%ld\n", index, sample.c_str(),
+                finish_reason_name(seq.finish_reason), static_cast<long>(seq.stats.output_tokens));
+    write_stdout(output_text(engine, seq));
+    std::printf("\n");
+  }
 }
 
 int run_generate(const std::vector<std::string>& args) {
@@ -180,12 +183,12 @@ int run_generate(const std::vector<std::string>& args) {
   po::options_description desc("drift generate options");
   desc.add_options()("help,h", "show this help");
   add_engine_options(desc, a.source);
-  desc.add_options()
-      ("prompt", po::value(&a.prompts), "prompt text (repeatable: several prompts run batched)")
-      ("prompt-ids", po::value(&a.prompt_ids), "prompt as comma-separated token ids (repeatable)")
-      ("chat", po::bool_switch(&a.chat), "each --prompt is a user turn, rendered with the model's chat template")
-      ("system", po::value(&a.system), "with --chat: the system message (default: the template's own)")
-      ("json", po::bool_switch(&a.json), "one JSON object per prompt per line");
+  desc.add_options()("prompt", po::value(&a.prompts), "prompt text (repeatable: several prompts run batched)")(
+      "prompt-ids", po::value(&a.prompt_ids), "prompt as comma-separated token ids (repeatable)")(
+      "chat", po::bool_switch(&a.chat), "each --prompt is a user turn, rendered with the model's chat template")(
+      "system", po::value(&a.system), "with --chat: the system message (default: the template's own)")(
+      "json", po::bool_switch(&a.json), "one JSON object per prompt (per sample) per line")(
+      "n", po::value(&a.samples), "parallel samples per prompt, sharing its KV (sample i uses --seed + i)");
   add_sampling_options(desc, a.sampling);
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift generate (--config F | --model DIR) --prompt TEXT ...", &a.ordered))
@@ -201,9 +204,12 @@ int run_generate(const std::vector<std::string>& args) {
   if (a.chat) chat.emplace(config.model.path, engine->tokenizer());
   std::vector<Prompt> prompts = collect_prompts(a, *engine, chat ? &*chat : nullptr);
 
+  if (a.samples < 1 || a.samples > kMaxParallelSamples)
+    fail("--n {}: must be in [1, {}]", a.samples, kMaxParallelSamples);
   for (Prompt& p : prompts)
-    if (p.error.empty()) p.request = engine->add_request(p.ids, params);
-  const bool stream = !a.json && prompts.size() == 1 && engine->tokenizer();
+    if (p.error.empty()) p.requests = engine->add_samples(p.ids, params, a.samples);
+  const bool several = prompts.size() > 1 || a.samples > 1;
+  const bool stream = !a.json && !several && engine->tokenizer();
   const auto start = Clock::now();
   run_all(*engine, stream);
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -212,23 +218,32 @@ int run_generate(const std::vector<std::string>& args) {
   int64_t total_tokens = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const Prompt& prompt = prompts[i];
-    const Sequence* seq = prompt.request ? &engine->request(*prompt.request) : nullptr;
-    const bool failed = !seq || seq->finish_reason == FinishReason::Error;
-    if (seq) total_tokens += seq->stats.output_tokens;
-    any_error |= failed;
-    if (failed) std::fprintf(stderr, "drift generate: prompt %zu failed: %s\n", i, prompt_error(prompt, *engine).c_str());
-    if (a.json) {
+    if (prompt.requests.empty()) {
+      any_error = true;
+      std::fprintf(stderr, "drift generate: prompt %zu failed: %s\n", i, prompt.error.c_str());
+      if (a.json)
+        write_stdout(failed_prompt_json(prompt).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+      if (!a.json && several) print_plain_result(i, prompt, *engine);
+      continue;
+    }
+    for (size_t k = 0; k < prompt.requests.size(); ++k) {
+      const Sequence& seq = engine->request(prompt.requests[k]);
+      const bool failed = seq.finish_reason == FinishReason::Error;
+      total_tokens += seq.stats.output_tokens;
+      any_error |= failed;
+      if (failed) std::fprintf(stderr, "drift generate: prompt %zu failed: %s\n", i, seq.error.c_str());
       // Decoded text is valid UTF-8 (invalid bytes decode to U+FFFD, as in HF); replacing instead of
       // throwing keeps one odd result from costing the others their line if that ever breaks.
-      const nlohmann::json line = seq ? result_json(*seq, seconds) : failed_prompt_json(prompt);
-      write_stdout(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    } else if (prompts.size() > 1) {
-      print_plain_result(i, prompt, *engine);
-    } else if (!stream && seq && !failed) {
-      write_stdout(output_text(*engine, *seq));
+      const std::optional<size_t> sample = a.samples > 1 ? std::optional(k) : std::nullopt;
+      if (a.json)
+        write_stdout(result_json(seq, seconds, sample).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                     "\n");
+      else if (!several && !stream && !failed)
+        write_stdout(output_text(*engine, seq));
     }
+    if (!a.json && several) print_plain_result(i, prompt, *engine);
   }
-  if (!a.json && prompts.size() == 1) std::printf("\n");
+  if (!a.json && !several) std::printf("\n");
   if (a.json) write_stdout(summary_json(*engine, prompts.size(), total_tokens, seconds).dump() + "\n");
   std::fprintf(stderr, "[stats] %zu prompt(s), %ld tokens in %.3f s (%.1f tokens/s), %ld engine steps\n",
                prompts.size(), static_cast<long>(total_tokens), seconds, seconds > 0 ? total_tokens / seconds : 0.0,

@@ -22,6 +22,8 @@
 #include "core/error.h"
 #include "core/plugin/engine_plugins.h"
 #include "core/plugin/plugin_host.h"
+#include "core/tools/tool_prompt.h"
+#include "core/tools/tool_support.h"
 #include "server/engine_loop.h"
 #include "server/http_server.h"
 #include "server/prompt_bound.h"
@@ -47,6 +49,23 @@ void describe_speculation(Engine& engine, const EngineConfig& config, server::Se
   if (engine.options().speculation.max_draft_tokens > 0) context.default_draft_provider = host.draft_provider_name();
 }
 
+// What the chat template does with tools, asked once at startup (core/tools/tool_support.h).
+tools::ToolSupport detect_tool_support(const ChatFormatter& chat) {
+  tools::ToolSupport support = tools::detect_tool_support(
+      [&chat](const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools, bool add_generation_prompt) {
+        ChatRenderOptions options;
+        options.add_generation_prompt = add_generation_prompt;
+        options.tools = tools;
+        return chat.render(messages, options);
+      });
+  if (!support.format)
+    spdlog::warn("drift serve: requests with tools will be refused: {}", support.unsupported);
+  else
+    spdlog::info("drift serve: tool calls are read as {}{}", tools::tool_call_format_name(*support.format),
+                 support.template_renders_tools ? "" : " (the chat template prints no tools: drift describes them)");
+  return support;
+}
+
 server::ServingContext serving_context(Engine& engine, const EngineConfig& config, const ServeArgs& a,
                                        std::optional<ChatFormatter>& chat) {
   server::ServingContext context;
@@ -67,10 +86,16 @@ server::ServingContext serving_context(Engine& engine, const EngineConfig& confi
     // HTTP threads render concurrently; one render at a time keeps the template engine's state
     // (evaluator scopes) out of any question of thread safety, at a cost far below a step's.
     auto render_mutex = std::make_shared<std::mutex>();
-    context.encode_chat = [&chat, render_mutex](const server::ChatPrompt& prompt) {
+    context.tool_support = detect_tool_support(*chat);
+    const bool template_renders_tools = context.tool_support.template_renders_tools;
+    context.encode_chat = [&chat, render_mutex, template_renders_tools](const server::ChatPrompt& prompt) {
+      ChatRenderOptions options{prompt.add_generation_prompt, prompt.continue_final_message, prompt.template_kwargs,
+                                template_renders_tools ? prompt.tools : nullptr, prompt.reply_prefix};
+      // A template that knows no tools gets them, and the calls and results of earlier turns, from drift.
+      const nlohmann::ordered_json messages =
+          template_renders_tools ? prompt.messages : tools::describe_tools(prompt.messages, prompt.tools);
       std::lock_guard lock(*render_mutex);
-      return chat->encode(prompt.messages,
-                          {prompt.add_generation_prompt, prompt.continue_final_message, prompt.template_kwargs});
+      return chat->encode(messages, options);
     };
   } catch (const DriftError& e) {
     context.no_chat_template = std::string("chat completions need the model's chat template: ") + e.what();

@@ -37,7 +37,10 @@ class GuaranteedNoEvict final : public CapacityPolicy {
     int64_t promised = 0;
     for (const Sequence* s : running)
       promised += std::max<int64_t>(0, worst_case_pages(*s, max_seq_len_, kv) - pages_held(*s, kv));
-    return std::max<int64_t>(0, worst_case_pages(candidate, max_seq_len_, kv) + promised - kv.num_free_pages());
+    // The candidate's pages held already (a prefix-cache hit, a sibling's prompt) are full and
+    // read-only: they are part of its worst case but never taken from the free list.
+    const int64_t needed = worst_case_pages(candidate, max_seq_len_, kv) - pages_held(candidate, kv);
+    return std::max<int64_t>(0, needed + promised - kv.num_free_pages());
   }
 
  private:

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/grammar/constraint_registry.h"
 #include "core/grammar/structured_output.h"
+#include "core/parallel_samples.h"
 #include "core/plugin/engine_plugins.h"
 #include "core/sampler.h"
 #include "core/speculation/grammar_drafts.h"
@@ -103,9 +104,29 @@ std::string Engine::validate_request(const Sequence& seq) const {
 }
 
 int64_t Engine::add_request(std::vector<int32_t> prompt, SamplingParams params) {
+  return add_sequence(std::move(prompt), std::move(params), -1);
+}
+
+std::vector<int64_t> Engine::add_samples(const std::vector<int32_t>& prompt, const SamplingParams& params, int64_t n) {
+  if (n < 1 || n > kMaxParallelSamples)
+    fail("n = {}: the number of samples must be in [1, {}]", n, kMaxParallelSamples);
+  const int64_t group = n > 1 ? next_id_ : -1;
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < n; ++i) {
+    SamplingParams sample = params;
+    // Sample i of a seeded request draws from seed + i (vLLM's rule): sample 0 is the request
+    // alone, and every sample can be reproduced on its own.
+    if (params.seed) sample.seed = *params.seed + static_cast<uint64_t>(i);
+    ids.push_back(add_sequence(prompt, std::move(sample), group));
+  }
+  return ids;
+}
+
+int64_t Engine::add_sequence(std::vector<int32_t> prompt, SamplingParams params, int64_t sample_group) {
   auto seq = std::make_unique<Sequence>();
   seq->id = next_id_++;
   seq->arrival = seq->id;
+  seq->sample_group = sample_group;
   seq->prompt = std::move(prompt);
   seq->params = std::move(params);
   seq->seed = seq->params.seed ? *seq->params.seed : seed_counter_++;

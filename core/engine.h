@@ -91,6 +91,11 @@ class Engine {
   ~Engine();
 
   int64_t add_request(std::vector<int32_t> prompt, SamplingParams params);
+  // Parallel samples (OpenAI's n): n requests on one prompt, sharing its KV pages
+  // (core/parallel_samples.h). Sample i of a seeded request uses seed + i; unseeded ones get
+  // seeds of their own. Returns their ids in sample order. DriftError unless
+  // 1 <= n <= kMaxParallelSamples.
+  std::vector<int64_t> add_samples(const std::vector<int32_t>& prompt, const SamplingParams& params, int64_t n);
   std::vector<RequestOutput> step();
   void abort(int64_t id);
   bool has_unfinished() const;
@@ -134,6 +139,7 @@ class Engine {
   const ModelConfig* model_config() const { return model_config_ ? &*model_config_ : nullptr; }
 
  private:
+  int64_t add_sequence(std::vector<int32_t> prompt, SamplingParams params, int64_t sample_group);
   std::string validate_request(const Sequence& seq) const;
   void finish(Sequence& seq, FinishReason reason, std::string error = "");
   SchedulerOutput schedule_step();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/parallel_samples.h"
 
 namespace drift {
 
@@ -127,6 +128,9 @@ void Scheduler::schedule_drafts(int64_t& budget, SchedulerOutput& out) {
 bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
   seq->kv = kv_.create_sequence();
   seq->num_computed = observer_->match_prefix(*seq);
+  // A parallel sample takes the prompt from a sibling when no cache manager had it.
+  const int64_t shared = seq->num_computed == 0 ? share_sibling_prompt(*seq, running_, kv_) : 0;
+  seq->num_computed += shared;
   const int64_t unreserved = seq->total_len() - kv_.length(seq->kv);
   // Free pages still missing for the policy and for the slots themselves.
   auto short_by = [&] {
@@ -147,6 +151,7 @@ bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
     DRIFT_CHECK(kv_.append(seq->kv, unreserved), "sequence {}: {} free pages vanished", seq->id, kv_.num_free_pages());
   }
   const int64_t chunk = std::min(seq->total_len() - seq->num_computed, budget);
+  seq->stats.shared_tokens += shared;
   seq->status = SequenceStatus::Running;
   running_.push_back(seq);
   out.chunks.push_back({seq, seq->num_computed, chunk, seq->num_computed + chunk == seq->total_len(), {}});
@@ -155,17 +160,24 @@ bool Scheduler::try_admit(Sequence* seq, int64_t budget, SchedulerOutput& out) {
 }
 
 void Scheduler::admit_waiting(int64_t& budget, SchedulerOutput& out) {
-  while (!waiting_.empty() && budget > 0 && static_cast<int64_t>(running_.size()) < limits_.max_batch_size) {
-    Sequence* seq = waiting_.front();
+  auto it = waiting_.begin();
+  while (it != waiting_.end() && budget > 0 && static_cast<int64_t>(running_.size()) < limits_.max_batch_size) {
+    Sequence* seq = *it;
     if (!can_ever_fit(*seq)) {
-      waiting_.pop_front();
       out.rejected.push_back(seq);
+      it = waiting_.erase(it);
       continue;
     }
     // A sequence preempted in this very step waits for the next one.
     if (std::find(out.preempted.begin(), out.preempted.end(), seq) != out.preempted.end()) break;
+    // A parallel sample waits for the sibling computing its prompt (a step or a few) and lets
+    // the sequences behind it go first: it will not compute the prompt again beside it.
+    if (waits_for_sibling_prompt(*seq, running_, kv_.block_size())) {
+      ++it;
+      continue;
+    }
     if (!try_admit(seq, budget, out)) break;
-    waiting_.pop_front();
+    it = waiting_.erase(it);
     budget -= out.chunks.back().count;
   }
 }

@@ -4,7 +4,8 @@
 //  2. the next chunk of every running sequence still prefilling (chunked prefill),
 //  3. waiting sequences in arrival order (FIFO; a sequence that cannot be admitted blocks the
 //     ones behind it, so nobody starves), while the capacity policy allows and the batch has
-//     room.
+//     room. A parallel sample whose sibling is still computing their prompt steps aside until it
+//     can share the sibling's pages (core/parallel_samples.h).
 // Admission reserves KV slots for a sequence's whole known length (prompt + output so far), so its
 // later prefill chunks never wait for pages; each decode token reserves one more slot. A decode
 // sequence's draft (proposed at the end of the last step) is scheduled as lookahead tokens once

@@ -54,6 +54,7 @@ struct RequestStats {
   int64_t preemptions = 0;
   int64_t recomputed_tokens = 0;  // KV recomputed after preemption
   int64_t cached_tokens = 0;    // KV adopted from a cache manager at admission (summed over re-admissions)
+  int64_t shared_tokens = 0;    // prompt KV adopted from a parallel sample's sibling (core/parallel_samples.h)
   double ttft_ms = 0.0;         // arrival -> first output token
   double latency_ms = 0.0;      // arrival -> finish
   uint64_t seed = 0;
@@ -73,6 +74,9 @@ struct Sequence {
   int64_t num_computed = 0;     // leading tokens whose K/V are in the cache
   SeqHandle kv = -1;            // KV manager handle while admitted
   int64_t arrival = 0;          // admission order key (FIFO fairness)
+  // Parallel samples (n > 1, core/parallel_samples.h): the samples of one prompt share this id
+  // (their first's) and the prompt's KV pages; -1 for a request on its own.
+  int64_t sample_group = -1;
   Clock::time_point arrival_time = Clock::now();
   RequestStats stats;
   // Speculation, set by the Speculator (core/speculation/speculator.h): the draft provider's entry

@@ -11,22 +11,22 @@ EngineLoop::EngineLoop(Engine& engine, int64_t max_requests, ServerMetrics& metr
   publish_snapshot();
 }
 
-void EngineLoop::check_capacity() const {
+void EngineLoop::check_capacity(int64_t n) const {
   if (shutting_down_) throw ApiError(503, "the server is shutting down and takes no new requests");
-  if (unfinished_ >= max_requests_)
+  if (unfinished_ + n > max_requests_)
     throw ApiError(429,
                    fmt::format("the server is at its limit of {} unfinished requests (--max-requests); retry later",
                                max_requests_))
         .with_code("rate_limit_exceeded");
 }
 
-std::shared_ptr<RequestStream> EngineLoop::submit(std::vector<int32_t> prompt, SamplingParams params) {
-  auto stream = std::make_shared<RequestStream>(static_cast<int64_t>(prompt.size()));
+std::shared_ptr<RequestStream> EngineLoop::submit(std::vector<int32_t> prompt, SamplingParams params, int64_t n) {
+  auto stream = std::make_shared<RequestStream>(static_cast<int64_t>(prompt.size()), n);
   {
     std::lock_guard lock(mutex_);
-    check_capacity();
-    unfinished_++;
-    incoming_.push_back({std::move(prompt), std::move(params), stream});
+    check_capacity(n);
+    unfinished_ += n;
+    incoming_.push_back({std::move(prompt), std::move(params), n, stream});
   }
   wake_.notify_one();
   return stream;
@@ -87,7 +87,7 @@ void EngineLoop::iterate() {
   }
   for (Submission& submission : incoming) admit(submission);
   if (abort_everything)
-    for (const auto& [id, stream] : active_) stream->cancel();
+    for (const auto& [id, active] : active_) active.stream->cancel();
   abort_cancelled();
   if (!active_.empty())
     for (const RequestOutput& output : engine_.step()) dispatch(output);
@@ -95,38 +95,41 @@ void EngineLoop::iterate() {
 }
 
 // Requests the engine refuses at once (it checks what parsing cannot: KV capacity) are rejected
-// before their client gets any response line.
+// before their client gets any response line; a request's choices are taken or refused together.
 void EngineLoop::admit(Submission& submission) {
-  int64_t id = 0;
+  std::vector<int64_t> ids;
   try {
-    id = engine_.add_request(std::move(submission.prompt), std::move(submission.params));
+    ids = engine_.add_samples(submission.prompt, submission.params, submission.n);
   } catch (const std::exception& e) {  // its HTTP thread is waiting for an answer: give one
-    // The slot is free before the client hears of the rejection (it may count or resubmit at once).
-    unfinished_--;
-    submission.stream->reject(std::string("the engine could not take the request: ") + e.what());
-    return;
+    return reject(submission, std::string("the engine could not take the request: ") + e.what());
   }
-  const Sequence& seq = engine_.request(id);
-  if (seq.finished()) {
-    const std::string error = seq.error;
-    engine_.release(id);
-    unfinished_--;
-    submission.stream->reject(error);
-    return;
+  if (engine_.request(ids.front()).finished()) {  // the choices are alike: the first's error is theirs
+    const std::string error = engine_.request(ids.front()).error;
+    for (int64_t id : ids) {
+      engine_.abort(id);
+      engine_.release(id);
+    }
+    return reject(submission, error);
   }
   submission.stream->admit();
-  active_.emplace(id, std::move(submission.stream));
+  for (size_t i = 0; i < ids.size(); ++i) active_.emplace(ids[i], Active{submission.stream, static_cast<int64_t>(i)});
+}
+
+void EngineLoop::reject(Submission& submission, const std::string& error) {
+  // The slots are free before the client hears of the rejection (it may count or resubmit at once).
+  unfinished_ -= submission.n;
+  submission.stream->reject(error);
 }
 
 void EngineLoop::abort_cancelled() {
-  for (const auto& [id, stream] : active_)
-    if (stream->cancelled()) engine_.abort(id);  // its pages are freed now; the output says "abort"
+  for (const auto& [id, active] : active_)
+    if (active.stream->cancelled()) engine_.abort(id);  // its pages are freed now; the output says "abort"
 }
 
 void EngineLoop::dispatch(const RequestOutput& output) {
   auto it = active_.find(output.id);
   if (it == active_.end()) return;  // rejected at admission: already answered
-  RequestStream& stream = *it->second;
+  RequestStream& stream = *it->second.stream;
   const auto now = Clock::now();
   if (!output.new_tokens.empty()) {
     const auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(now - t).count(); };
@@ -136,15 +139,15 @@ void EngineLoop::dispatch(const RequestOutput& output) {
       metrics_.observe_inter_token(since(*stream.last_token), static_cast<int64_t>(output.new_tokens.size()));
     stream.last_token = now;
   }
-  StreamEvent event{
-      output.new_tokens, output.text, output.logprobs, output.finished, output.finish_reason, output.error, 0};
+  StreamEvent event{it->second.index, output.new_tokens,    output.text,  output.logprobs,
+                    output.finished,  output.finish_reason, output.error, 0};
   if (output.finished) {
     const Sequence& seq = engine_.request(output.id);
     event.output_tokens = static_cast<int64_t>(seq.output.size());
     metrics_.count_finished(output.finish_reason, static_cast<int64_t>(seq.prompt.size()), event.output_tokens,
                             std::chrono::duration<double>(now - stream.arrival).count());
   }
-  it->second->push(std::move(event));
+  stream.push(std::move(event));
   if (output.finished) {
     engine_.release(output.id);
     active_.erase(it);
@@ -154,7 +157,8 @@ void EngineLoop::dispatch(const RequestOutput& output) {
 
 void EngineLoop::fail_all(const std::string& error) {
   const auto now = Clock::now();
-  for (auto& [id, stream] : active_) {
+  for (auto& [id, active] : active_) {
+    const std::shared_ptr<RequestStream>& stream = active.stream;
     int64_t prompt_tokens = stream->prompt_tokens(), output_tokens = 0;
     try {  // the engine may be what failed: nothing it does here may stop the others' answers
       engine_.abort(id);
@@ -166,6 +170,7 @@ void EngineLoop::fail_all(const std::string& error) {
     metrics_.count_finished(FinishReason::Error, prompt_tokens, output_tokens,
                             std::chrono::duration<double>(now - stream->arrival).count());
     StreamEvent event;
+    event.index = active.index;
     event.finished = true;
     event.finish_reason = FinishReason::Error;
     event.error = error;

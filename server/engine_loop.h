@@ -23,11 +23,13 @@ class EngineLoop {
   EngineLoop(Engine& engine, int64_t max_requests, ServerMetrics& metrics);
 
   // HTTP threads. submit() throws ApiError 429 (full) or 503 (shutting down).
-  std::shared_ptr<RequestStream> submit(std::vector<int32_t> prompt, SamplingParams params);
+  // `n` choices: parallel samples of the prompt, each an engine request (and each counts
+  // against the limit), all reporting to the one stream.
+  std::shared_ptr<RequestStream> submit(std::vector<int32_t> prompt, SamplingParams params, int64_t n = 1);
   void cancel(const std::shared_ptr<RequestStream>& stream);
   // The same refusals as submit(), checked before a request is parsed (parsing a large body or
   // rendering a chat template is the costly part of a refused request).
-  void check_capacity() const;
+  void check_capacity(int64_t n = 1) const;
 
   // The engine thread's body: returns once shutdown began and no request is left.
   void run();
@@ -42,9 +44,16 @@ class EngineLoop {
   struct Submission {
     std::vector<int32_t> prompt;
     SamplingParams params;
+    int64_t n = 1;
     std::shared_ptr<RequestStream> stream;
   };
+  // An engine request in flight: the stream it reports to, as which choice.
+  struct Active {
+    std::shared_ptr<RequestStream> stream;
+    int64_t index = 0;
+  };
   void admit(Submission& submission);
+  void reject(Submission& submission, const std::string& error);
   void abort_cancelled();
   void dispatch(const RequestOutput& output);
   void iterate();
@@ -63,7 +72,7 @@ class EngineLoop {
   std::atomic<bool> shutting_down_{false};
   std::atomic<int64_t> unfinished_{0};  // submitted and not yet finished
 
-  std::map<int64_t, std::shared_ptr<RequestStream>> active_;  // engine thread only
+  std::map<int64_t, Active> active_;  // by engine request id; engine thread only
 };
 
 }  // namespace drift::server

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "core/tools/tool_call_stream.h"
 #include "server/api_error.h"
 #include "server/fd_limit.h"
 #include "server/gated_server.h"
@@ -62,45 +63,73 @@ int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// What one streamed response keeps between the content provider's calls.
+// What one streamed response keeps between the content provider's calls: per choice, the text
+// sent so far and the logprobs' token window.
 struct StreamState {
   StreamState(std::shared_ptr<RequestStream> s, ResponseContext c, bool usage)
-      : stream(std::move(s)),
-        context(std::move(c)),
-        include_usage(usage),
-        texts(context.token_text, context.prompt_tail) {}
+      : stream(std::move(s)), context(std::move(c)), include_usage(usage), open_choices(stream->choices()) {
+    for (int64_t i = 0; i < stream->choices(); ++i) {
+      choices.push_back({0, TokenTexts(context.token_text, context.prompt_tail), std::nullopt});
+      if (context.tool_format) choices.back().tools.emplace(*context.tool_format, context.tool_prefill);
+    }
+  }
+  struct Choice {
+    int64_t text_offset = 0;
+    TokenTexts texts;                            // logprobs' token strings, in place
+    std::optional<tools::ToolCallStream> tools;  // chat with tools: calls held back and read
+  };
   std::shared_ptr<RequestStream> stream;
   ResponseContext context;
   bool include_usage = false;
   bool role_sent = false;
-  bool finished = false;  // the request's last event was written
-  int64_t text_offset = 0;
-  TokenTexts texts;  // logprobs' token strings, in place
+  bool finished = false;      // the response's last event was written
+  int64_t open_choices = 0;   // choices not finished yet (their requests still run)
+  int64_t output_tokens = 0;  // summed over the finished choices
+  std::vector<Choice> choices;
 };
 
-// One call of a stream's content provider: the chat's role chunk first, then the next event
-// (waiting up to 100 ms for one), ending with usage and [DONE]. False when the client is gone.
+// One call of a stream's content provider: the chat's role chunks first (one per choice), then
+// the next event (waiting up to 100 ms for one), ending, once every choice has finished, with
+// usage and [DONE]. An error in any choice ends the response. False when the client is gone.
 bool write_next_events(StreamState& state, httplib::DataSink& sink) {
   const auto write = [&](const std::string& text) { return sink.write(text.data(), text.size()); };
   if (state.context.endpoint == Endpoint::ChatCompletions && !state.role_sent) {
     state.role_sent = true;
-    return write(sse_data(role_chunk(state.context)));
+    std::string roles;
+    for (int64_t i = 0; i < state.stream->choices(); ++i) roles += sse_data(role_chunk(state.context, i));
+    return write(roles);
   }
   std::optional<StreamEvent> event = state.stream->next(std::chrono::milliseconds(100));
   if (!event) return sink.is_writable();
+  StreamState::Choice& choice = state.choices.at(static_cast<size_t>(event->index));
   std::string out;
   if (event->finished && event->finish_reason == FinishReason::Error) {
     out = sse_data(error_json(ApiError(500, event->error)));
-  } else if (!event->text.empty() || !event->logprobs.empty() || event->finished) {
-    out = sse_data(event_chunk(state.context, *event, state.text_offset, state.texts));
-    state.text_offset += static_cast<int64_t>(event->text.size());
+    state.finished = true;
+  } else {
+    std::vector<tools::ToolCall> calls;
+    if (choice.tools) {  // the text that can be content now; at the end the rest, and the calls
+      event->text = choice.tools->feed(event->text);
+      if (event->finished) {
+        tools::ParsedReply reply = choice.tools->finish();
+        event->text += reply.content;
+        calls = std::move(reply.calls);
+      }
+    }
+    if (!event->text.empty() || !event->logprobs.empty() || event->finished)
+      out = sse_data(event_chunk(state.context, *event, choice.text_offset, choice.texts, calls));
+    choice.text_offset += static_cast<int64_t>(event->text.size());
   }
   if (event->finished) {
-    state.finished = true;
-    if (state.include_usage)
-      out += sse_data(usage_chunk(state.context, state.stream->prompt_tokens(), event->output_tokens));
-    out += "data: [DONE]\n\n";
+    state.open_choices--;
+    state.output_tokens += event->output_tokens;
+    if (state.open_choices == 0 && !state.finished) {
+      state.finished = true;
+      if (state.include_usage)
+        out += sse_data(usage_chunk(state.context, state.stream->prompt_tokens(), state.output_tokens));
+    }
   }
+  if (state.finished) out += "data: [DONE]\n\n";
   if (!out.empty() && !write(out)) return false;
   if (state.finished) sink.done();
   return true;
@@ -180,6 +209,8 @@ struct HttpServer::Impl {
     response.model = context.model_name;
     response.logprobs = r.logprobs;
     response.token_text = token_text;
+    response.tool_format = r.tool_format;
+    response.tool_prefill = r.tool_prefill;
     if (r.logprobs)
       response.prompt_tail.assign(r.prompt.end() - std::min<ptrdiff_t>(4, std::ssize(r.prompt)), r.prompt.end());
     return response;
@@ -321,7 +352,7 @@ void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& re
   try {
     s.loop.check_capacity();  // before the costly part (parsing, tokenizing, template rendering)
     request = s.parse(body, endpoint);
-    stream = s.loop.submit(request.prompt, request.params);
+    stream = s.loop.submit(request.prompt, request.params, request.n);
   } catch (const ApiError& e) {
     return send_error(res, e);
   }
@@ -330,9 +361,10 @@ void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& re
     return send_error(res, ApiError(400, rejection));
   const ResponseContext context = s.response_context(request);
   if (!request.stream) {
-    const StreamEvent all = stream->collect();
-    if (all.finish_reason == FinishReason::Error) return send_error(res, ApiError(500, all.error));
-    return send_json(res, 200, full_response(context, all, stream->prompt_tokens()));
+    const std::vector<StreamEvent> choices = stream->collect();
+    for (const StreamEvent& choice : choices)
+      if (choice.finish_reason == FinishReason::Error) return send_error(res, ApiError(500, choice.error));
+    return send_json(res, 200, full_response(context, choices, stream->prompt_tokens()));
   }
   auto state = std::make_shared<StreamState>(stream, context, request.include_usage);
   open_responses_++;
@@ -354,7 +386,7 @@ void HttpServer::handle_generation(Endpoint endpoint, const httplib::Request& re
       [this, state](bool) {
         // The client went away (or a write failed) before the end: the engine aborts the
         // request and frees its pages.
-        if (!state->finished) impl_->loop.cancel(state->stream);
+        if (state->open_choices > 0) impl_->loop.cancel(state->stream);
         open_responses_--;
       });
 }

@@ -6,11 +6,13 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/parallel_samples.h"
 #include "core/token_logprobs.h"
 #include "core/tokenizer/output_text.h"
 #include "server/api_error.h"
 #include "server/field_reader.h"
 #include "server/structured_output_fields.h"
+#include "server/tool_fields.h"
 #include "server/unsupported_fields.h"
 
 namespace drift::server {
@@ -231,6 +233,15 @@ void read_stream(const FieldReader& body, GenerationRequest& r) {
   }
 }
 
+// n: how many choices, each an independent sample of the same prompt.
+void read_choice_count(const FieldReader& body, GenerationRequest& r) {
+  const auto n = body.integer("n");
+  if (!n) return;
+  if (*n < 1 || *n > kMaxParallelSamples)
+    throw out_of_range("n", std::to_string(*n), fmt::format("must be in [1, {}]", kMaxParallelSamples));
+  r.n = *n;
+}
+
 void check_logprob_count(const char* field, int64_t n) {
   if (n < 0 || n > kMaxTopLogprobs)
     throw out_of_range(field, std::to_string(n), fmt::format("must be in [0, {}]", kMaxTopLogprobs));
@@ -324,6 +335,26 @@ void check_continuation(const ChatPrompt& chat) {
                       "continue_final_message = true needs the last message to be the assistant's");
 }
 
+// Tools given and not turned off: the template renders them (or drift describes them), replies
+// are read for calls, and a forced choice gets its grammar (returned) and prompt prefill.
+std::optional<tools::ForcedCalls> read_tools(const ToolFields& fields, const ServingContext& context, ChatPrompt& chat,
+                                             GenerationRequest& r) {
+  if (!fields.active()) return std::nullopt;
+  if (!context.tool_support.format) throw bad_request("tools", "tools: " + context.tool_support.unsupported);
+  chat.tools = fields.tools;
+  r.tool_format = context.tool_support.format;
+  if (!fields.forced()) return std::nullopt;
+  try {
+    tools::ForcedCalls forced = tools::forced_tool_calls(*r.tool_format, fields.tools, fields.choice);
+    chat.reply_prefix = r.tool_prefill = forced.prefill;
+    return forced;
+  } catch (const grammar::GrammarError& e) {
+    throw bad_request("tools", fmt::format("tools: a function's parameters cannot be compiled: {}", e.what()));
+  } catch (const DriftError& e) {
+    throw bad_request("tool_choice", fmt::format("tool_choice: {}", e.what()));
+  }
+}
+
 }  // namespace
 
 GenerationRequest parse_completion_request(const Json& body, const ServingContext& context) {
@@ -334,6 +365,7 @@ GenerationRequest parse_completion_request(const Json& body, const ServingContex
   r.endpoint = Endpoint::Completions;
   r.params = context.defaults;
   read_stream(fields, r);
+  read_choice_count(fields, r);
   if (auto n = fields.integer("logprobs")) {
     check_logprob_count("logprobs", *n);
     r.logprobs = true;
@@ -361,6 +393,8 @@ Json normalize_messages(const Json& messages) {
                                                     path, *role));
     Json copy = messages[i];
     const Json* content = message.find("content");
+    if (const Json* calls = message.find("tool_calls"); calls && *role == "assistant")
+      copy["tool_calls"] = template_tool_calls(*calls, path + ".tool_calls");
     if (content && content->is_array()) {
       copy["content"] = joined_text_parts(*content, path);
     } else if (content && !content->is_string()) {
@@ -383,6 +417,7 @@ GenerationRequest parse_chat_request(const Json& body, const ServingContext& con
   r.endpoint = Endpoint::ChatCompletions;
   r.params = context.defaults;
   read_stream(fields, r);
+  read_choice_count(fields, r);
   r.logprobs = fields.boolean("logprobs").value_or(false);
   if (auto n = fields.integer("top_logprobs")) {
     check_logprob_count("top_logprobs", *n);
@@ -395,6 +430,8 @@ GenerationRequest parse_chat_request(const Json& body, const ServingContext& con
   chat.messages = normalize_messages(*messages);
   check_prompt_bytes("messages", content_bytes(chat.messages), context);
   check_continuation(chat);
+  const ToolFields tools = read_tool_fields(fields);
+  const std::optional<tools::ForcedCalls> forced = read_tools(tools, context, chat, r);
   try {
     r.prompt = context.encode_chat(chat);
   } catch (const std::exception& e) {  // DriftError, or the template's own raise (JinjaError)
@@ -403,6 +440,13 @@ GenerationRequest parse_chat_request(const Json& body, const ServingContext& con
   if (r.prompt.empty()) throw bad_request("messages", "the rendered conversation is empty");
   read_max_tokens(fields, context, true, r);
   read_sampling(fields, context, r.params);
+  if (forced) {
+    if (r.params.structured_output)
+      throw bad_request("tool_choice",
+                        "tool_choice required (or a named function) constrains the reply to tool "
+                        "calls; it cannot be combined with a structured output");
+    r.params.structured_output = forced->output;
+  }
   return r;
 }
 

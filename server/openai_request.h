@@ -5,12 +5,14 @@
 // prompt that cannot fit the model's context is an ApiError (400) naming the field.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/sampling_params.h"
+#include "core/tools/tool_support.h"
 
 namespace drift::server {
 
@@ -22,6 +24,9 @@ struct ChatPrompt {
   // continue_final_message: the text is cut right after that message's content).
   bool continue_final_message = false;
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();  // extra template variables
+  nlohmann::ordered_json tools;  // OpenAI's tools, or null (server/tool_fields.h)
+  // Appended to the rendered prompt: a forced tool call's opening (core/tools/forced_tool_calls.h).
+  std::string reply_prefix;
 };
 
 // What parsing needs to know about the served model and engine (fixed while serving).
@@ -43,6 +48,8 @@ struct ServingContext {
   // no_chat_template says why.
   std::function<std::vector<int32_t>(const ChatPrompt&)> encode_chat;
   std::string no_chat_template;
+  // What the chat template does with tools and how its model writes calls (detected at startup).
+  tools::ToolSupport tool_support;
   std::vector<std::string> draft_providers;  // configured [[plugins]] draft providers
   std::string default_draft_provider;        // [speculative]'s ("" = speculation off by default)
 };
@@ -53,9 +60,14 @@ struct GenerationRequest {
   Endpoint endpoint = Endpoint::Completions;
   std::vector<int32_t> prompt;
   SamplingParams params;
+  int64_t n = 1;  // choices: parallel samples sharing the prompt's KV (Engine::add_samples)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a usage chunk before [DONE]
   bool logprobs = false;       // report logprobs (params.logprobs: how many alternatives)
+  // Chat with tools: replies are read for calls in this syntax, after `tool_prefill` (the part of
+  // a forced call the prompt already holds).
+  std::optional<tools::ToolCallFormat> tool_format;
+  std::string tool_prefill;
 };
 
 GenerationRequest parse_completion_request(const nlohmann::ordered_json& body, const ServingContext& context);

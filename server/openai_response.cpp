@@ -1,6 +1,9 @@
 #include "server/openai_response.h"
 
 #include <algorithm>
+#include <random>
+
+#include "core/tools/tool_call_stream.h"
 
 namespace drift::server {
 namespace {
@@ -65,8 +68,49 @@ json logprobs_json(const ResponseContext& context, const std::vector<TokenLogpro
                                                        : completion_logprobs(logprobs, offset, texts);
 }
 
-json finish_json(const StreamEvent& event) {
-  return event.finished ? json(finish_reason_text(event.finish_reason)) : json(nullptr);
+// A reply that ended by itself with calls in it finishes as "tool_calls" (one cut off by
+// max_tokens stays "length").
+json finish_json(const StreamEvent& event, bool called_tools = false) {
+  if (!event.finished) return nullptr;
+  const bool calls = called_tools && event.finish_reason == FinishReason::Stop;
+  return calls ? json("tool_calls") : json(finish_reason_text(event.finish_reason));
+}
+
+// "call_" and 24 random letters and digits, as OpenAI's ids look.
+std::string new_call_id() {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += kAlphabet[random() % (sizeof(kAlphabet) - 1)];
+  return id;
+}
+
+// OpenAI's tool_calls: each {id, type, function: {name, arguments}}, streamed ones with their index.
+json tool_calls_json(std::span<const tools::ToolCall> calls, bool streamed) {
+  json out = json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    json call = {{"id", new_call_id()},
+                 {"type", "function"},
+                 {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+    if (streamed) call["index"] = i;
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+// A chat reply's message: its text, or with tools its content and calls (content null when it
+// said nothing else, as OpenAI's).
+json chat_message(const ResponseContext& context, const std::string& text, std::vector<tools::ToolCall>& calls) {
+  if (!context.tool_format) return {{"role", "assistant"}, {"content", text}};
+  tools::ToolCallStream stream(*context.tool_format, context.tool_prefill);
+  std::string content = stream.feed(text);
+  tools::ParsedReply reply = stream.finish();
+  content += reply.content;
+  calls = std::move(reply.calls);
+  json message = {{"role", "assistant"},
+                  {"content", calls.empty() || !content.empty() ? json(content) : json(nullptr)}};
+  if (!calls.empty()) message["tool_calls"] = tool_calls_json(calls, false);
+  return message;
 }
 
 }  // namespace
@@ -121,39 +165,48 @@ json usage_json(int64_t prompt_tokens, int64_t completion_tokens) {
           {"total_tokens", prompt_tokens + completion_tokens}};
 }
 
-json full_response(const ResponseContext& context, const StreamEvent& all, int64_t prompt_tokens) {
+json full_response(const ResponseContext& context, std::span<const StreamEvent> choices, int64_t prompt_tokens) {
   json body = envelope(context, false);
-  json choice = {{"index", 0}};
-  if (context.endpoint == Endpoint::ChatCompletions)
-    choice["message"] = {{"role", "assistant"}, {"content", all.text}};
-  else
-    choice["text"] = all.text;
-  TokenTexts texts(context.token_text, context.prompt_tail);
-  choice["logprobs"] = logprobs_json(context, all.logprobs, 0, texts);
-  choice["finish_reason"] = finish_json(all);
-  body["choices"] = json::array({choice});
-  body["usage"] = usage_json(prompt_tokens, all.output_tokens);
+  body["choices"] = json::array();
+  int64_t completion_tokens = 0;
+  for (const StreamEvent& all : choices) {
+    json choice = {{"index", all.index}};
+    std::vector<tools::ToolCall> calls;
+    if (context.endpoint == Endpoint::ChatCompletions)
+      choice["message"] = chat_message(context, all.text, calls);
+    else
+      choice["text"] = all.text;
+    TokenTexts texts(context.token_text, context.prompt_tail);
+    choice["logprobs"] = logprobs_json(context, all.logprobs, 0, texts);
+    choice["finish_reason"] = finish_json(all, !calls.empty());
+    body["choices"].push_back(std::move(choice));
+    completion_tokens += all.output_tokens;
+  }
+  body["usage"] = usage_json(prompt_tokens, completion_tokens);
   return body;
 }
 
-json role_chunk(const ResponseContext& context) {
+json role_chunk(const ResponseContext& context, int64_t index) {
   json body = envelope(context, true);
-  body["choices"] = json::array({{{"index", 0},
+  body["choices"] = json::array({{{"index", index},
                                   {"delta", {{"role", "assistant"}, {"content", ""}}},
                                   {"logprobs", nullptr},
                                   {"finish_reason", nullptr}}});
   return body;
 }
 
-json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset, TokenTexts& texts) {
+json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset, TokenTexts& texts,
+                 std::span<const tools::ToolCall> calls) {
   json body = envelope(context, true);
-  json choice = {{"index", 0}};
-  if (context.endpoint == Endpoint::ChatCompletions)
+  json choice = {{"index", event.index}};
+  if (context.endpoint == Endpoint::ChatCompletions) {
     choice["delta"] = event.text.empty() ? json::object() : json{{"content", event.text}};
-  else
+    if (!calls.empty()) choice["delta"]["tool_calls"] = tool_calls_json(calls, true);
+  } else {
     choice["text"] = event.text;
+  }
   choice["logprobs"] = logprobs_json(context, event.logprobs, text_offset, texts);
-  choice["finish_reason"] = finish_json(event);
+  choice["finish_reason"] = finish_json(event, !calls.empty());
   body["choices"] = json::array({choice});
   return body;
 }

@@ -3,6 +3,7 @@
 // and /v1/chat/completions, logprobs in each endpoint's own layout, and usage.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "core/sequence.h"
 #include "core/token_logprobs.h"
+#include "core/tools/tool_call.h"
 #include "server/openai_request.h"
 #include "server/request_stream.h"
 
@@ -46,6 +48,9 @@ struct ResponseContext {
   bool logprobs = false;
   TokenText token_text;              // for logprobs' token strings
   std::vector<int32_t> prompt_tail;  // the prompt's last tokens: the first one's window
+  // Chat with tools: replies are read for calls (GenerationRequest::tool_format, tool_prefill).
+  std::optional<tools::ToolCallFormat> tool_format;
+  std::string tool_prefill;
 };
 
 // "stop" | "length" | "abort" | "error" (OpenAI's names where it has them).
@@ -53,15 +58,20 @@ const char* finish_reason_text(FinishReason reason);
 
 nlohmann::json usage_json(int64_t prompt_tokens, int64_t completion_tokens);
 
-// The whole response of a finished request (`all`: every event merged).
-nlohmann::json full_response(const ResponseContext& context, const StreamEvent& all, int64_t prompt_tokens);
+// The whole response of a finished request (`choices`: each choice's events merged, in order);
+// usage counts the prompt once and every choice's tokens.
+nlohmann::json full_response(const ResponseContext& context, std::span<const StreamEvent> choices,
+                             int64_t prompt_tokens);
 
-// Streaming: the chat's opening chunk (role), one chunk per event (text, logprobs and, on the
-// last, finish_reason), and the usage chunk. `text_offset`: the completion text already sent
-// (completions' logprobs count offsets from the start of the reply).
-nlohmann::json role_chunk(const ResponseContext& context);
+// Streaming: the chat's opening chunk (role) of each choice, one chunk per event (text, logprobs
+// and, on a choice's last, finish_reason; the event names its choice), and the usage chunk.
+// `text_offset`: the choice's completion text already sent (completions' logprobs count offsets
+// from the start of the reply).
+nlohmann::json role_chunk(const ResponseContext& context, int64_t index);
+// `calls`: the tool calls read from the choice's reply, sent whole with its last event (their
+// finish_reason is "tool_calls").
 nlohmann::json event_chunk(const ResponseContext& context, const StreamEvent& event, int64_t text_offset,
-                           TokenTexts& texts);
+                           TokenTexts& texts, std::span<const tools::ToolCall> calls = {});
 nlohmann::json usage_chunk(const ResponseContext& context, int64_t prompt_tokens, int64_t completion_tokens);
 
 // "data: <json>\n\n" (invalid UTF-8 in decoded text is replaced, never a failed response).

@@ -36,22 +36,26 @@ std::optional<StreamEvent> RequestStream::next(std::chrono::milliseconds timeout
   return event;
 }
 
-StreamEvent RequestStream::collect() {
-  StreamEvent all;
-  for (;;) {
+std::vector<StreamEvent> RequestStream::collect() {
+  std::vector<StreamEvent> all(static_cast<size_t>(choices_));
+  for (size_t i = 0; i < all.size(); ++i) all[i].index = static_cast<int64_t>(i);
+  int64_t open = choices_;
+  while (open > 0) {
     std::optional<StreamEvent> event = next(std::chrono::milliseconds(1000));
     if (!event) continue;
-    all.tokens.insert(all.tokens.end(), event->tokens.begin(), event->tokens.end());
-    all.text += event->text;
-    all.logprobs.insert(all.logprobs.end(), event->logprobs.begin(), event->logprobs.end());
-    if (event->finished) {
-      all.finished = true;
-      all.finish_reason = event->finish_reason;
-      all.error = event->error;
-      all.output_tokens = event->output_tokens;
-      return all;
+    StreamEvent& choice = all.at(static_cast<size_t>(event->index));
+    choice.tokens.insert(choice.tokens.end(), event->tokens.begin(), event->tokens.end());
+    choice.text += event->text;
+    choice.logprobs.insert(choice.logprobs.end(), event->logprobs.begin(), event->logprobs.end());
+    if (event->finished && !choice.finished) {
+      choice.finished = true;
+      choice.finish_reason = event->finish_reason;
+      choice.error = event->error;
+      choice.output_tokens = event->output_tokens;
+      open--;
     }
   }
+  return all;
 }
 
 void RequestStream::cancel() {

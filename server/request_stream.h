@@ -2,7 +2,9 @@
 // RequestStream: the channel between the engine thread and the HTTP thread serving one request.
 // The engine thread admits or rejects the request, then pushes what each step produced; the HTTP
 // thread waits for those events and writes them out, and cancels the request when its client
-// goes away. Thread-safe; shared by both sides (shared_ptr), so either may finish first.
+// goes away. A request with n choices (parallel samples) has one stream: every event names its
+// choice, and the request is over when each choice has finished. Thread-safe; shared by both
+// sides (shared_ptr), so either may finish first.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -18,6 +20,7 @@
 namespace drift::server {
 
 struct StreamEvent {
+  int64_t index = 0;                    // the choice (parallel sample) it belongs to
   std::vector<int32_t> tokens;          // committed this step
   std::string text;                     // their text (stop strings never included)
   std::vector<TokenLogprobs> logprobs;  // one per token when asked
@@ -31,7 +34,8 @@ class RequestStream {
  public:
   enum class Admission { Pending, Admitted, Rejected };
 
-  explicit RequestStream(int64_t prompt_tokens) : prompt_tokens_(prompt_tokens) {}
+  explicit RequestStream(int64_t prompt_tokens, int64_t choices = 1)
+      : prompt_tokens_(prompt_tokens), choices_(choices) {}
 
   // Engine thread.
   void admit();
@@ -42,14 +46,16 @@ class RequestStream {
   // of a rejection. next() gives the oldest undelivered event, or nothing after `timeout`.
   Admission wait_admission(std::string* error);
   std::optional<StreamEvent> next(std::chrono::milliseconds timeout);
-  // All events until the finishing one, merged (a non-streaming response).
-  StreamEvent collect();
+  // Every choice's events until its finishing one, merged: one per choice, in choice order (a
+  // non-streaming response).
+  std::vector<StreamEvent> collect();
 
   // Either side: the client is gone (or the server aborts); the engine thread aborts the request.
   void cancel();
   bool cancelled() const;
 
   int64_t prompt_tokens() const { return prompt_tokens_; }
+  int64_t choices() const { return choices_; }
 
   // Latency bookkeeping (engine thread only).
   Clock::time_point arrival = Clock::now();
@@ -63,6 +69,7 @@ class RequestStream {
   std::deque<StreamEvent> events_;
   bool cancelled_ = false;
   int64_t prompt_tokens_ = 0;
+  int64_t choices_ = 1;
 };
 
 }  // namespace drift::server

@@ -11,8 +11,8 @@ ApiError unsupported(const std::string& field, const std::string& what) {
   return bad_request(field, fmt::format("{}: {}", field, what));
 }
 
-// Fields whose only no-op value is "not given" (or null, or empty): logits processors and tools
-// need machinery the engine lacks (structured output is server/structured_output_fields).
+// Fields whose only no-op value is "not given" (or null, or empty): they need machinery the
+// engine lacks (structured output is server/structured_output_fields, tools server/tool_fields).
 void refuse_given(const FieldReader& body) {
   static const char* const kNotImplemented[][2] = {
       {"allowed_token_ids", "allowed_token_ids is not supported"},
@@ -20,8 +20,7 @@ void refuse_given(const FieldReader& body) {
       {"logits_processors", "logits processors are not supported"},
       {"prompt_logprobs", "prompt logprobs are not supported"},
       {"truncate_prompt_tokens", "prompt truncation is not supported: send a prompt that fits"},
-      {"tools", "tools are not supported by this server"},
-      {"functions", "functions are not supported by this server"},
+      {"functions", "functions (deprecated) are not supported: send tools"},
       {"documents", "documents are not supported by this server"},
       {"chat_template", "a per-request chat template is not supported: the model's own is used"},
       {"reasoning_effort", "reasoning_effort is not supported"},
@@ -34,8 +33,6 @@ void refuse_given(const FieldReader& body) {
 }
 
 void refuse_counts_and_penalties(const FieldReader& body) {
-  if (auto n = body.integer("n"); n && *n != 1)
-    throw bad_request("n", fmt::format("n = {}: only n = 1 is supported", *n));
   if (auto b = body.integer("best_of"); b && *b != 1)
     throw bad_request("best_of", fmt::format("best_of = {}: only best_of = 1 is supported", *b));
   if (auto l = body.number("length_penalty"); l && *l != 1.0)
@@ -54,11 +51,14 @@ void refuse_output_shapes(const FieldReader& body, bool chat) {
                                                         chat ? "false" : "true"));
   if (auto ids = body.boolean("return_tokens_as_token_ids"); ids && *ids)
     throw unsupported("return_tokens_as_token_ids", "not supported");
-  for (const char* choice : {"tool_choice", "function_call"}) {
-    const Json* value = body.find(choice);
-    if (value && !(value->is_string() && (*value == "none" || *value == "auto")))
-      throw unsupported(choice, "only \"none\" or \"auto\" is supported (this server calls no tools)");
+  if (!chat) {  // tools are a chat's (the reply is read for calls through the chat template)
+    if (const Json* tools = body.find("tools"); tools && !(tools->is_array() && tools->empty()))
+      throw unsupported("tools", "tools are for /v1/chat/completions");
+    if (const Json* choice = body.find("tool_choice"); choice && *choice != "none")
+      throw unsupported("tool_choice", "tool calls are for /v1/chat/completions");
   }
+  if (const Json* value = body.find("function_call"); value && !(value->is_string() && *value == "none"))
+    throw unsupported("function_call", "function_call (deprecated) is not supported: send tools and tool_choice");
   if (const Json* modalities = body.find("modalities"))
     if (!modalities->is_array() || modalities->size() != 1 || (*modalities)[0] != "text")
       throw unsupported("modalities", "only [\"text\"] is supported");

@@ -27,6 +27,23 @@ int32_t GrammarBuilder::anonymous(std::vector<Sequence> alternatives, std::strin
   return rule;
 }
 
+int32_t GrammarBuilder::embed(const Grammar& grammar, std::string_view prefix) {
+  const auto base = static_cast<int32_t>(grammar_.rules.size());
+  for (const std::string& name : grammar.rule_names) {
+    grammar_.rule_names.push_back(fmt::format("{}{}", prefix, name));
+    grammar_.rules.emplace_back();
+    defined_.push_back(true);
+  }
+  for (size_t r = 0; r < grammar.rules.size(); ++r)
+    for (const Sequence& alternative : grammar.rules[r]) {
+      Sequence copy;
+      for (Symbol s : alternative)
+        copy.push_back(s.kind == Symbol::Kind::Rule ? ref(base + s.index) : bytes(grammar.byte_sets[s.index]));
+      grammar_.rules[base + r].push_back(std::move(copy));
+    }
+  return base + grammar.root;
+}
+
 Symbol GrammarBuilder::bytes(const ByteSet& wanted) {
   ByteSet set = wanted;
   for (size_t w = 0; w < set.words.size(); ++w) set.words[w] &= ~excluded_.words[w];

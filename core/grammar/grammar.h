@@ -68,6 +68,10 @@ class GrammarBuilder {
   Symbol choice(std::vector<Sequence> alternatives, std::string_view hint) {
     return ref(anonymous(std::move(alternatives), hint));
   }
+  // Copies every rule of a built grammar into this one (names prefixed with `prefix`) and
+  // returns its root rule here: grammars compose (a tool call's arguments are its function's
+  // JSON-schema grammar). Call it with no bytes excluded.
+  int32_t embed(const Grammar& grammar, std::string_view prefix);
 
   // Throws GrammarError naming the first undefined rule, a left-recursive rule, or a root that
   // matches nothing.

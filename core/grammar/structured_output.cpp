@@ -9,6 +9,7 @@
 #include "core/grammar/json_schema_grammar.h"
 #include "core/grammar/lru_map.h"
 #include "core/grammar/regex_grammar.h"
+#include "core/grammar/tool_call_grammar.h"
 
 namespace drift::grammar {
 namespace {
@@ -35,6 +36,8 @@ Grammar compile(StructuredKind kind, const std::string& text, const std::vector<
       return choice_grammar(choices);
     case StructuredKind::Grammar:
       return gbnf_grammar(text);
+    case StructuredKind::ToolCalls:
+      return tool_call_grammar(tool_call_shape_from_json(text));
   }
   throw GrammarError("unknown structured output kind");
 }
@@ -76,6 +79,8 @@ const char* structured_kind_name(StructuredKind kind) {
       return "choice";
     case StructuredKind::Grammar:
       return "grammar";
+    case StructuredKind::ToolCalls:
+      return "tool_calls";
   }
   return "?";
 }

@@ -13,12 +13,14 @@
 
 namespace drift::grammar {
 
-enum class StructuredKind { JsonSchema, JsonObject, Regex, Choice, Grammar };
+// ToolCalls: function calls in a chat model's syntax (tool_choice required or named); its text is
+// a grammar::ToolCallShape as JSON (tool_call_grammar.h).
+enum class StructuredKind { JsonSchema, JsonObject, Regex, Choice, Grammar, ToolCalls };
 const char* structured_kind_name(StructuredKind kind);  // "json_schema", "json_object", ...
 
 struct StructuredOutput {
   StructuredKind kind = StructuredKind::JsonObject;
-  std::string text;                  // the schema (JSON text), regex or GBNF; empty otherwise
+  std::string text;                  // the schema (JSON text), regex, GBNF or call shape; empty otherwise
   std::vector<std::string> choices;  // StructuredKind::Choice
   std::string key;                   // kind, text and choices in one string: equal keys, equal grammars
   std::shared_ptr<const Grammar> grammar;

@@ -93,11 +93,15 @@ int64_t EnginePlugins::match_prefix(Sequence& seq) {
 void EnginePlugins::admitted(Sequence& seq) {
   if (admission_check_) admission_check_(seq);
   if (caches(seq)) {
+    // What match_prefix adopted (a parallel sample's prompt shared by a sibling is no cache hit).
+    const int64_t hit = offered_blocks_[seq.id] * kv_.block_size();
     cache_metrics_.queries++;
-    cache_metrics_.hits += seq.num_computed > 0 ? 1 : 0;
+    cache_metrics_.hits += hit > 0 ? 1 : 0;
     cache_metrics_.query_tokens += seq.total_len();
-    cache_metrics_.hit_tokens += seq.num_computed;
-    seq.stats.cached_tokens += seq.num_computed;
+    cache_metrics_.hit_tokens += hit;
+    seq.stats.cached_tokens += hit;
+    // Every adopted page was offered by whoever computed it: a sibling's too.
+    offered_blocks_[seq.id] = seq.num_computed / kv_.block_size();
   }
   host_.request_start(request_info(seq));
   started_.insert(seq.id);

@@ -92,6 +92,24 @@ TEST(GenerateCommandTest, SeededSamplingIsReproducible) {
   EXPECT_NE(json_lines(a.out)[0]["output_ids"], json_lines(c.out)[0]["output_ids"]);
 }
 
+// --n: sample i of a seeded prompt is that prompt alone with --seed + i, one JSON line each; in
+// plain text each sample has its header.
+TEST(GenerateCommandTest, ParallelSamplesAreTheSeededRunsAlone) {
+  const std::string args = " --prompt 'Once upon a time, there was a little' --max-new-tokens 30 --temperature 0.9 ";
+  const auto lines = generate_json(args + "--seed 5 --n 3");
+  ASSERT_EQ(lines.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(lines[i]["sample"], i);
+    EXPECT_EQ(lines[i]["output_ids"], generate_json(args + "--seed " + std::to_string(5 + i))[0]["output_ids"]);
+  }
+  auto plain = run_command(drift() + " generate --model " + shell_quote(stories()) + args + "--seed 5 --n 2");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("[prompt 0 sample 1] finish_reason="), std::string::npos) << plain.out;
+  auto bad = run_command(drift() + " generate --model " + shell_quote(stories()) + args + "--n 0");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--n 0: must be in [1, 128]"), std::string::npos) << bad.err;
+}
+
 // Logits shaping through the binary: a +100 bias makes token 403 every pick; with EOS (2) biased
 // up instead, min_tokens holds it back until five tokens are out, and then it ends the output.
 TEST(GenerateCommandTest, LogitBiasAndMinTokensShapeThePicks) {

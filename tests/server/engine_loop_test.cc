@@ -78,7 +78,7 @@ struct Served {
 
 Served consume(const std::shared_ptr<RequestStream>& stream) {
   EXPECT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
-  const StreamEvent all = stream->collect();
+  const StreamEvent all = stream->collect().at(0);
   EXPECT_EQ(static_cast<int64_t>(all.tokens.size()), all.output_tokens);
   return {all.tokens, all.logprobs, all.finish_reason};
 }
@@ -132,10 +132,53 @@ TEST_F(EngineLoopTest, CancelledRequestsAreAbortedAndTheirPagesFreed) {
   ASSERT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
   ASSERT_TRUE(stream->next(std::chrono::milliseconds(10000)));  // it is generating
   loop_->cancel(stream);
-  const StreamEvent rest = stream->collect();
+  const StreamEvent rest = stream->collect().at(0);
   EXPECT_EQ(rest.finish_reason, FinishReason::Abort);
   EXPECT_LT(rest.output_tokens, 200);
   // The loop may publish its snapshot a moment after the event: wait for it.
+  for (int i = 0; i < 200 && loop_->unfinished() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(loop_->unfinished(), 0);
+}
+
+TEST_F(EngineLoopTest, ChoicesAreTheSeededRequestsAloneAndCountAgainstTheBound) {
+  start(4);
+  SamplingParams p = params(24, false);
+  p.temperature = 0.8;
+  p.seed = 31;
+  const std::vector<int32_t> prompt = prompts(*engine_)[2];
+  auto stream = loop_->submit(prompt, p, 3);
+  ASSERT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
+  try {
+    loop_->submit(prompt, p, 2);  // 3 + 2 choices > 4
+    ADD_FAILURE() << "choices beyond the bound were taken";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 429);
+  }
+  const std::vector<StreamEvent> choices = stream->collect();
+  ASSERT_EQ(choices.size(), 3u);
+  for (size_t i = 0; i < choices.size(); ++i) {
+    SamplingParams alone = p;
+    alone.seed = 31 + i;
+    EXPECT_EQ(choices[i].index, static_cast<int64_t>(i));
+    EXPECT_EQ(choices[i].tokens, offline(config_, prompt, alone)) << "choice " << i;
+    EXPECT_EQ(static_cast<int64_t>(choices[i].tokens.size()), choices[i].output_tokens);
+  }
+}
+
+TEST_F(EngineLoopTest, CancellingAStreamAbortsEveryChoice) {
+  start(8);
+  SamplingParams p = params(200, false);
+  p.ignore_eos = true;
+  p.temperature = 1.0;
+  auto stream = loop_->submit(prompts(*engine_)[0], p, 3);
+  ASSERT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
+  ASSERT_TRUE(stream->next(std::chrono::milliseconds(10000)));  // it is generating
+  loop_->cancel(stream);
+  // The event taken above may have been a choice's only one: collect what is left per choice.
+  int64_t aborted = 0;
+  while (auto event = stream->next(std::chrono::milliseconds(10000)))
+    if (event->finished && event->finish_reason == FinishReason::Abort && ++aborted == 3) break;
+  EXPECT_EQ(aborted, 3);
   for (int i = 0; i < 200 && loop_->unfinished() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(loop_->unfinished(), 0);
 }

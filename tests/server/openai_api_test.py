@@ -290,6 +290,35 @@ class SmolLM2Api(unittest.TestCase):
             self.assertEqual(finish, ref["finish_reason"])
             self.assertEqual(usage.completion_tokens, len(ref["output_ids"]))
 
+    def test_n_choices_are_the_seeded_requests_alone_and_stream_under_their_index(self):
+        """n > 1: choice i is the request alone with seed + i (its prompt's KV shared, not recomputed);
+        streamed, each choice's deltas carry its index and join to the same text."""
+        ask = dict(model=self.model, messages=[{"role": "user", "content": SMOLLM2_PROMPTS[0]}], max_tokens=16,
+                   temperature=0.9, seed=11)
+        r = self.client.chat.completions.create(n=3, **ask)
+        self.assertEqual([c.index for c in r.choices], [0, 1, 2])
+        alone = [self.client.chat.completions.create(**{**ask, "seed": 11 + i}) for i in range(3)]
+        texts = [c.message.content for c in r.choices]
+        self.assertEqual(texts, [a.choices[0].message.content for a in alone])
+        self.assertGreater(len(set(texts)), 1, "the choices drew from one stream")
+        self.assertEqual(r.usage.prompt_tokens, alone[0].usage.prompt_tokens)
+        self.assertEqual(r.usage.completion_tokens, sum(a.usage.completion_tokens for a in alone))
+        streamed, finishes, usage = {}, {}, None
+        for chunk in self.client.chat.completions.create(n=3, stream=True, stream_options={"include_usage": True}, **ask):
+            usage = chunk.usage or usage
+            for choice in chunk.choices:
+                streamed[choice.index] = streamed.get(choice.index, "") + (choice.delta.content or "")
+                finishes[choice.index] = choice.finish_reason or finishes.get(choice.index)
+        self.assertEqual([streamed[i] for i in range(3)], texts)
+        self.assertEqual([finishes[i] for i in range(3)], [c.finish_reason for c in r.choices])
+        self.assertEqual(usage.completion_tokens, r.usage.completion_tokens)
+        completion = self.client.completions.create(model=self.model, prompt=SMOLLM2_PROMPTS[1], max_tokens=8,
+                                                    temperature=1.0, seed=5, n=2)
+        self.assertEqual([c.index for c in completion.choices], [0, 1])
+        second = self.client.completions.create(model=self.model, prompt=SMOLLM2_PROMPTS[1], max_tokens=8,
+                                                temperature=1.0, seed=6)
+        self.assertEqual(completion.choices[1].text, second.choices[0].text)
+
     def test_stop_strings_cut_exactly_and_are_never_emitted(self):
         ref = self.chat[1]["text"]
         # A stop string from the middle of the reply, starting inside a word: it spans tokens.
@@ -351,7 +380,7 @@ class SmolLM2Api(unittest.TestCase):
 
     def test_an_over_long_prompt_is_refused_before_it_is_tokenized(self):
         """16 MB of text took seconds to tokenize before its length was checked. Refused first, it
-        costs what reading the body costs: measured as the same body refused for n = 2 (checked
+        costs what reading the body costs: measured as the same body refused for n = 0 (checked
         before the prompt), so a loaded machine slows both alike."""
         big = "All work and no play makes Jack a dull boy. " * (16 * 1024 * 1024 // 44)
         auth = {"Authorization": f"Bearer {self.KEY}"}
@@ -366,7 +395,7 @@ class SmolLM2Api(unittest.TestCase):
                                   ("/v1/chat/completions", {"messages": [{"role": "user", "content": big}]}, "messages")]:
             (status, error), elapsed = timed(path, body)
             self.assertEqual((status, error["param"]), (400, param))
-            (_, reading_error), reading = timed(path, {**body, "n": 2})
+            (_, reading_error), reading = timed(path, {**body, "n": 0})
             self.assertEqual(reading_error["param"], "n")
             self.assertLess(elapsed, reading + 0.5, f"{path}: {elapsed:.2f} s; reading the body took {reading:.2f} s")
             report_fault(f"16 MB {param} ({elapsed * 1000:.0f} ms, reading the body {reading * 1000:.0f} ms)", status,
@@ -490,6 +519,32 @@ PERSON_SCHEMA = {
 }
 PERSON_PROMPT = "Invent a person who lives in Paris and describe them as JSON."
 
+WEATHER_TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the current weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "maxLength": 40},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"]}}},
+    {"type": "function", "function": {
+        "name": "search_web", "description": "Search the web.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string", "maxLength": 60}},
+                       "required": ["query"]}}},
+]
+WEATHER_SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in WEATHER_TOOLS}
+
+
+def streamed_tool_calls(stream):
+    """Content, tool calls ((name, arguments) by index, deltas joined) and finish reason of a stream."""
+    content, calls, finish = "", {}, None
+    for chunk in stream:
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            for call in choice.delta.tool_calls or []:
+                name, arguments = calls.get(call.index, ("", ""))
+                calls[call.index] = (name + (call.function.name or ""), arguments + (call.function.arguments or ""))
+            finish = choice.finish_reason or finish
+    return content, [calls[i] for i in sorted(calls)], finish
+
 
 def smollm2_speculative_config(tmp):
     """configs/smollm2.toml with the ngram and suffix_cache draft providers (off unless a request asks)."""
@@ -577,6 +632,57 @@ class SmolLM2StructuredOutput(unittest.TestCase):
                                  extra_body={**extra, "speculative": {"draft_provider": provider}}, **fmt)
                 self.assertEqual(spec.choices[0].message.content, plain.choices[0].message.content, provider)
                 self.assertEqual(spec.usage.completion_tokens, plain.usage.completion_tokens, provider)
+
+    def test_tool_calls_parse_and_validate_required_named_and_streamed(self):
+        """SmolLM2's template prints no tools: drift describes them (Hermes syntax) and reads the
+        <tool_call> blocks back. Forced calls always parse and validate against their function's
+        schema, greedy and sampled; streamed, the deltas join to the same calls."""
+        messages = [{"role": "user", "content": "What is the weather in Paris, in celsius?"}]
+        asks = [("required", 0, None), ("required", 0.8, 1), ("required", 1.0, 2),
+                ({"type": "function", "function": {"name": "search_web"}}, 0.8, 3)]
+        for tool_choice, temperature, seed in asks:
+            r = self.client.chat.completions.create(model=self.model, messages=messages, tools=WEATHER_TOOLS,
+                                                    tool_choice=tool_choice, parallel_tool_calls=False,
+                                                    temperature=temperature, seed=seed, max_tokens=200)
+            choice = r.choices[0]
+            self.assertEqual(choice.finish_reason, "tool_calls", choice.message)
+            self.assertEqual(len(choice.message.tool_calls), 1, choice.message)
+            call = choice.message.tool_calls[0]
+            self.assertTrue(call.id.startswith("call_"))
+            self.assertEqual(call.type, "function")
+            if isinstance(tool_choice, dict):
+                self.assertEqual(call.function.name, "search_web")
+            jsonschema.validate(json.loads(call.function.arguments), WEATHER_SCHEMAS[call.function.name])
+            self.assertIsNone(choice.message.content)
+        whole = self.client.chat.completions.create(model=self.model, messages=messages, tools=WEATHER_TOOLS,
+                                                    tool_choice="required", temperature=0, max_tokens=200)
+        content, calls, finish = streamed_tool_calls(self.client.chat.completions.create(
+            model=self.model, messages=messages, tools=WEATHER_TOOLS, tool_choice="required", temperature=0,
+            max_tokens=200, stream=True))
+        self.assertEqual(finish, "tool_calls")
+        self.assertEqual(content, "")
+        self.assertEqual(calls, [(c.function.name, c.function.arguments) for c in whole.choices[0].message.tool_calls])
+
+    def test_tool_calls_are_equal_with_and_without_speculation_and_history_renders_back(self):
+        messages = [{"role": "user", "content": "Find news about Paris."}]
+        ask = dict(model=self.model, messages=messages, tools=WEATHER_TOOLS, tool_choice="required", temperature=0,
+                   max_tokens=200, parallel_tool_calls=False)
+        plain = self.client.chat.completions.create(**ask, extra_body={"speculative": {"enabled": False}})
+        for provider in ("ngram", "suffix_cache"):
+            spec = self.client.chat.completions.create(**ask, extra_body={"speculative": {"draft_provider": provider}})
+            self.assertEqual(spec.choices[0].message.tool_calls[0].function.arguments,
+                             plain.choices[0].message.tool_calls[0].function.arguments, provider)
+        # The call and its result go back through the template; the model answers in text (auto).
+        call = plain.choices[0].message.tool_calls[0]
+        history = messages + [
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": call.id, "type": "function", "function": {"name": call.function.name,
+                                                                  "arguments": call.function.arguments}}]},
+            {"role": "tool", "tool_call_id": call.id, "content": "Paris hosts a jazz festival this week."}]
+        r = self.client.chat.completions.create(model=self.model, messages=history, tools=WEATHER_TOOLS,
+                                                tool_choice="none", temperature=0, max_tokens=30)
+        self.assertIsNone(r.choices[0].message.tool_calls)
+        self.assertTrue(r.choices[0].message.content)
 
     def test_a_schema_that_cannot_be_compiled_is_a_400_with_the_reason(self):
         with self.assertRaises(openai.BadRequestError) as caught:
@@ -728,7 +834,7 @@ class StoriesLoadAndFaults(unittest.TestCase):
                 ("huge max_tokens", s.request("POST", "/v1/completions", {"prompt": "x", "max_tokens": 10**9}, auth), 400, "max_tokens"),
                 ("over-long prompt", s.request("POST", "/v1/completions", {"prompt": [5] * 300}, auth), 400, "prompt"),
                 ("token id out of range", s.request("POST", "/v1/completions", {"prompt": [1, 999999]}, auth), 400, "prompt[1]"),
-                ("n > 1", s.request("POST", "/v1/completions", {"prompt": "x", "n": 2}, auth), 400, "n"),
+                ("n above 128", s.request("POST", "/v1/completions", {"prompt": "x", "n": 129}, auth), 400, "n"),
                 ("a number JSON cannot hold", s.request("POST", "/v1/completions", '{"prompt": "x", "temperature": 1e400}', auth), 400, None),
                 ("temperature above OpenAI's 2", s.request("POST", "/v1/completions", {"prompt": "x", "temperature": 2.5}, auth), 400, "temperature"),
                 ("seed below 0", s.request("POST", "/v1/completions", {"prompt": "x", "seed": -1}, auth), 400, "seed"),

@@ -51,7 +51,7 @@ TEST(OpenAiRequest, CompletionFieldsReachSamplingParams) {
   const GenerationRequest r = parse_completion_request(Json::parse(R"({
       "model": "tiny", "prompt": "abc", "max_tokens": 7, "temperature": 0.8, "top_p": 0.9, "top_k": 5,
       "min_p": 0.05, "seed": 42, "stop": ["x", "yz"], "stop_token_ids": [3, 4], "ignore_eos": true,
-      "logprobs": 2, "stream": true, "stream_options": {"include_usage": true},
+      "logprobs": 2, "stream": true, "stream_options": {"include_usage": true}, "n": 3,
       "speculative": {"draft_provider": "suffix_cache", "full_verification": true}, "cache_salt": "tenant-a",
       "user": "ignored"})"),
                                                        context());
@@ -72,6 +72,7 @@ TEST(OpenAiRequest, CompletionFieldsReachSamplingParams) {
   EXPECT_EQ(r.params.speculative, "suffix_cache");
   EXPECT_TRUE(r.params.full_verification);
   EXPECT_EQ(r.params.cache_salt, "tenant-a");
+  EXPECT_EQ(r.n, 3);
 }
 
 TEST(OpenAiRequest, LeftOutFieldsTakeTheConfigDefaultsAndOpenAisMaxTokens) {
@@ -299,7 +300,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"prompt": "a", "stop": [""]})", 400, "stop", "stop:"},
         BadBody{R"({"prompt": "a", "stop_token_ids": [100]})", 400, "stop_token_ids[0]", "token ids are in"},
         BadBody{R"({"prompt": "a", "ignore_eos": 1})", 400, "ignore_eos", "must be a boolean"},
-        BadBody{R"({"prompt": "a", "n": 2})", 400, "n", "only n = 1"},
+        BadBody{R"({"prompt": "a", "n": 0})", 400, "n", "must be in [1, 128]"},
+        BadBody{R"({"prompt": "a", "n": 129})", 400, "n", "must be in [1, 128]"},
         BadBody{R"({"prompt": "a", "logprobs": 21})", 400, "logprobs", "must be in [0, 20]"},
         BadBody{R"({"prompt": "a", "echo": true})", 400, "echo", "not supported"},
         BadBody{R"({"prompt": "a", "presence_penalty": 2.5})", 400, "presence_penalty", "must be in [-2, 2]"},
@@ -358,7 +360,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"prompt": "a", "prompt_logprobs": 1})", 400, "prompt_logprobs", "not supported"},
         BadBody{R"({"prompt": "a", "use_beam_search": true})", 400, "use_beam_search", "not supported"},
         BadBody{R"({"prompt": "a", "add_special_tokens": false})", 400, "add_special_tokens", "only true"},
-        BadBody{R"({"prompt": "a", "tool_choice": "required"})", 400, "tool_choice", "calls no tools"},
+        BadBody{R"({"prompt": "a", "tool_choice": "required"})", 400, "tool_choice", "for /v1/chat/completions"},
+        BadBody{R"({"prompt": "a", "tools": [{"type": "function", "function": {"name": "f"}}]})", 400, "tools",
+                "for /v1/chat/completions"},
+        BadBody{R"({"prompt": "a", "functions": [{"name": "f"}]})", 400, "functions", "send tools"},
         BadBody{R"({"prompt": "a", "chat_template": "{{ x }}"})", 400, "chat_template", "not supported"},
         // Numbers: OpenAI's ranges, every out-of-range value a 400 naming the field.
         BadBody{R"({"prompt": "a", "temperature": 2.5})", 400, "temperature", "must be in [0, 2]"},
@@ -433,7 +438,79 @@ TEST(OpenAiRequest, ChatErrorsNameMessagesAndTheirParts) {
             "top_logprobs");
   EXPECT_EQ(
       error_of(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", true, c).param,
-      "tools");
+      "tools[0].function");
+}
+
+// tools, tool_choice and parallel_tool_calls: what reaches the template and the engine, and a 400
+// naming the field for each kind of mistake.
+TEST(OpenAiRequest, ToolFieldsReachTheTemplateAndForcedCallsGetTheirGrammar) {
+  ServingContext c = context();
+  c.tool_support.template_renders_tools = true;
+  c.tool_support.format = tools::ToolCallFormat::Hermes;
+  ChatPrompt seen;
+  c.encode_chat = [&seen](const ChatPrompt& chat) {
+    seen = chat;
+    return std::vector<int32_t>{1, 2};
+  };
+  const std::string tool = R"({"type": "function", "function": {"name": "get_weather", "description": "d",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}})";
+  const std::string user = R"("messages": [{"role": "user", "content": "x"}])";
+  const auto parse = [&](const std::string& rest) {
+    return parse_chat_request(Json::parse(fmt::format(R"({{{}, "tools": [{}]{}}})", user, tool, rest)), c);
+  };
+  GenerationRequest r = parse("");  // auto: tools rendered, replies read, nothing forced
+  EXPECT_EQ(seen.tools.size(), 1u);
+  EXPECT_EQ(r.tool_format, tools::ToolCallFormat::Hermes);
+  EXPECT_FALSE(r.params.structured_output);
+  r = parse(R"(, "tool_choice": "required", "parallel_tool_calls": false)");
+  ASSERT_TRUE(r.params.structured_output);
+  EXPECT_EQ(r.params.structured_output->kind, grammar::StructuredKind::ToolCalls);
+  r = parse(R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})");
+  ASSERT_TRUE(r.params.structured_output);
+  r = parse(R"(, "tool_choice": "none")");  // tools off: not rendered, replies not read
+  EXPECT_TRUE(seen.tools.is_null());
+  EXPECT_FALSE(r.tool_format);
+  // History: an assistant's calls (arguments as JSON text, content null) reach the template as objects.
+  parse_chat_request(Json::parse(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant",
+      "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather",
+      "arguments": "{\"city\": \"Oslo\"}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "22 C"}]})"),
+                     c);
+  EXPECT_EQ(seen.messages[1]["tool_calls"][0]["function"]["arguments"], Json::parse(R"({"city": "Oslo"})"));
+
+  const auto param_of = [&](const std::string& body) { return error_of(body, true, c).param; };
+  const std::string tools_with = fmt::format(R"({}, "tools": [{}])", user, tool);
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tools": {{}}}})", user)), "tools");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tools": [{{"type": "code"}}]}})", user)), "tools[0].type");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tools": [{{"type": "function", "function": {{"name": "a b"}}}}]}})", user)),
+            "tools[0].function.name");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tools": [{}, {}]}})", user, tool, tool)), "tools[1].function.name");
+  EXPECT_EQ(param_of(fmt::format(
+                R"({{{}, "tools": [{{"type": "function", "function": {{"name": "f", "parameters": 3}}}}]}})", user)),
+            "tools[0].function.parameters");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tool_choice": "sometimes"}})", tools_with)), "tool_choice");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tool_choice": "required"}})", user)), "tool_choice");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tool_choice": {{"type": "function", "function": {{"name": "nope"}}}}}})",
+                                 tools_with)),
+            "tool_choice.function.name");
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tool_choice": "required", "response_format": {{"type": "json_object"}}}})",
+                                 tools_with)),
+            "tool_choice");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f",
+      "arguments": "[1]"}}]}]})"),
+            "messages[0].tool_calls[0].function.arguments");
+  // A required call whose parameters cannot be compiled: 400 naming tools, with the reason.
+  const ApiError e = error_of(
+      fmt::format(R"({{{}, "tool_choice": "required", "tools": [{{"type": "function", "function": {{"name": "f",
+          "parameters": {{"type": "object", "properties": {{"n": {{"type": "integer", "minimum": 1}}}}}}}}}}]}})",
+                  user),
+      true, c);
+  EXPECT_EQ(e.param, "tools");
+  EXPECT_THAT(e.what(), HasSubstr("minimum"));
+  // A template whose tool syntax drift does not read refuses tools, saying why.
+  ServingContext unsupported = c;
+  unsupported.tool_support.format.reset();
+  unsupported.tool_support.unsupported = "the chat template writes tool calls in a syntax drift does not read";
+  EXPECT_THAT(error_of(fmt::format("{{{}}}", tools_with), true, unsupported).what(), HasSubstr("does not read"));
 }
 
 TEST(OpenAiRequest, ErrorObjectsHaveOpenAisShape) {
