@@ -112,12 +112,20 @@ std::vector<int64_t> Engine::add_samples(const std::vector<int32_t>& prompt, con
     fail("n = {}: the number of samples must be in [1, {}]", n, kMaxParallelSamples);
   const int64_t group = n > 1 ? next_id_ : -1;
   std::vector<int64_t> ids;
-  for (int64_t i = 0; i < n; ++i) {
-    SamplingParams sample = params;
-    // Sample i of a seeded request draws from seed + i (vLLM's rule): sample 0 is the request
-    // alone, and every sample can be reproduced on its own.
-    if (params.seed) sample.seed = *params.seed + static_cast<uint64_t>(i);
-    ids.push_back(add_sequence(prompt, std::move(sample), group));
+  try {
+    for (int64_t i = 0; i < n; ++i) {
+      SamplingParams sample = params;
+      // Sample i of a seeded request draws from seed + i (vLLM's rule): sample 0 is the request
+      // alone, and every sample can be reproduced on its own.
+      if (params.seed) sample.seed = *params.seed + static_cast<uint64_t>(i);
+      ids.push_back(add_sequence(prompt, std::move(sample), group));
+    }
+  } catch (...) {  // all or none: the samples already added must not run unseen
+    for (int64_t id : ids) {
+      abort(id);
+      release(id);
+    }
+    throw;
   }
   return ids;
 }

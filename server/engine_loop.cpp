@@ -21,6 +21,10 @@ void EngineLoop::check_capacity(int64_t n) const {
 }
 
 std::shared_ptr<RequestStream> EngineLoop::submit(std::vector<int32_t> prompt, SamplingParams params, int64_t n) {
+  if (n > max_requests_)  // never fits: a 429 would only be retried
+    throw bad_request("n", fmt::format("n = {}: more choices than this server's limit of {} unfinished requests "
+                                       "(--max-requests)",
+                                       n, max_requests_));
   auto stream = std::make_shared<RequestStream>(static_cast<int64_t>(prompt.size()), n);
   {
     std::lock_guard lock(mutex_);

@@ -114,6 +114,7 @@ bool write_next_events(StreamState& state, httplib::DataSink& sink) {
         tools::ParsedReply reply = choice.tools->finish();
         event->text += reply.content;
         calls = std::move(reply.calls);
+        limit_tool_calls(state.context, calls);
       }
     }
     if (!event->text.empty() || !event->logprobs.empty() || event->finished)
@@ -211,6 +212,7 @@ struct HttpServer::Impl {
     response.token_text = token_text;
     response.tool_format = r.tool_format;
     response.tool_prefill = r.tool_prefill;
+    response.parallel_tool_calls = r.parallel_tool_calls;
     if (r.logprobs)
       response.prompt_tail.assign(r.prompt.end() - std::min<ptrdiff_t>(4, std::ssize(r.prompt)), r.prompt.end());
     return response;

@@ -343,7 +343,13 @@ std::optional<tools::ForcedCalls> read_tools(const ToolFields& fields, const Ser
   if (!context.tool_support.format) throw bad_request("tools", "tools: " + context.tool_support.unsupported);
   chat.tools = fields.tools;
   r.tool_format = context.tool_support.format;
+  r.parallel_tool_calls = fields.choice.parallel;
   if (!fields.forced()) return std::nullopt;
+  // The forced call's opening follows the generation prompt: the reply must be a new turn.
+  if (chat.continue_final_message || !chat.add_generation_prompt)
+    throw bad_request("tool_choice",
+                      "tool_choice required (or a named function) needs a new assistant turn: "
+                      "add_generation_prompt true and no continue_final_message");
   try {
     tools::ForcedCalls forced = tools::forced_tool_calls(*r.tool_format, fields.tools, fields.choice);
     chat.reply_prefix = r.tool_prefill = forced.prefill;

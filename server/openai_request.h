@@ -68,6 +68,7 @@ struct GenerationRequest {
   // a forced call the prompt already holds).
   std::optional<tools::ToolCallFormat> tool_format;
   std::string tool_prefill;
+  bool parallel_tool_calls = true;  // false: at most one call per reply
 };
 
 GenerationRequest parse_completion_request(const nlohmann::ordered_json& body, const ServingContext& context);

@@ -107,6 +107,7 @@ json chat_message(const ResponseContext& context, const std::string& text, std::
   tools::ParsedReply reply = stream.finish();
   content += reply.content;
   calls = std::move(reply.calls);
+  limit_tool_calls(context, calls);
   json message = {{"role", "assistant"},
                   {"content", calls.empty() || !content.empty() ? json(content) : json(nullptr)}};
   if (!calls.empty()) message["tool_calls"] = tool_calls_json(calls, false);
@@ -141,6 +142,10 @@ std::string TokenTexts::next(int32_t token) {
   if (window_.size() > kWindow) window_.erase(window_.begin());
   window_text_ = decode_(window_);
   return text;
+}
+
+void limit_tool_calls(const ResponseContext& context, std::vector<tools::ToolCall>& calls) {
+  if (!context.parallel_tool_calls && calls.size() > 1) calls.resize(1);
 }
 
 const char* finish_reason_text(FinishReason reason) {

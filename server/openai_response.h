@@ -51,7 +51,11 @@ struct ResponseContext {
   // Chat with tools: replies are read for calls (GenerationRequest::tool_format, tool_prefill).
   std::optional<tools::ToolCallFormat> tool_format;
   std::string tool_prefill;
+  bool parallel_tool_calls = true;  // false: only a reply's first call is reported
 };
+
+// The calls a reply reports: all of them, or with parallel_tool_calls false the first.
+void limit_tool_calls(const ResponseContext& context, std::vector<tools::ToolCall>& calls);
 
 // "stop" | "length" | "abort" | "error" (OpenAI's names where it has them).
 const char* finish_reason_text(FinishReason reason);

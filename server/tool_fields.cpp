@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
+#include "core/json_input.h"
+
 namespace drift::server {
 namespace {
 
@@ -86,7 +89,13 @@ Json template_tool_call(const Json& call, const std::string& path) {
   if (!name) throw bad_request(f.name("name"), f.name("name") + " is required");
   Json arguments = Json::object();
   if (const Json* given = f.find("arguments")) {
-    arguments = given->is_string() ? Json::parse(given->get<std::string>(), nullptr, false) : *given;
+    try {  // bounded nesting and no repeated keys, as for every JSON the engine reads
+      arguments = given->is_string()
+                      ? parse_ordered_json_input(given->get_ref<const std::string&>(), f.name("arguments"))
+                      : *given;
+    } catch (const DriftError& e) {
+      throw bad_request(f.name("arguments"), e.what());
+    }
     if (!arguments.is_object())
       throw bad_request(f.name("arguments"), fmt::format("{} must be a JSON object (as text), got {}",
                                                          f.name("arguments"), describe_value(*given)));

@@ -54,10 +54,10 @@ void refuse_output_shapes(const FieldReader& body, bool chat) {
   if (!chat) {  // tools are a chat's (the reply is read for calls through the chat template)
     if (const Json* tools = body.find("tools"); tools && !(tools->is_array() && tools->empty()))
       throw unsupported("tools", "tools are for /v1/chat/completions");
-    if (const Json* choice = body.find("tool_choice"); choice && *choice != "none")
+    if (const Json* choice = body.find("tool_choice"); choice && *choice != "none" && *choice != "auto")
       throw unsupported("tool_choice", "tool calls are for /v1/chat/completions");
   }
-  if (const Json* value = body.find("function_call"); value && !(value->is_string() && *value == "none"))
+  if (const Json* value = body.find("function_call"); value && *value != "none" && *value != "auto")
     throw unsupported("function_call", "function_call (deprecated) is not supported: send tools and tool_choice");
   if (const Json* modalities = body.find("modalities"))
     if (!modalities->is_array() || modalities->size() != 1 || (*modalities)[0] != "text")

@@ -1,5 +1,7 @@
 #include "core/tools/json_extent.h"
 
+#include "core/json_input.h"
+
 namespace drift::tools {
 
 std::optional<size_t> json_value_end(std::string_view text, size_t begin) {
@@ -16,7 +18,7 @@ std::optional<size_t> json_value_end(std::string_view text, size_t begin) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
-      ++depth;
+      if (++depth > kMaxJsonDepth) return std::nullopt;
     } else if ((c == '}' || c == ']') && --depth == 0) {
       return i + 1;
     }

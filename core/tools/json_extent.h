@@ -8,7 +8,9 @@
 namespace drift::tools {
 
 // The index just past the object or array that starts at text[begin] ('{' or '['), found by
-// bracket depth outside strings (escapes honoured); nullopt when it does not close in `text`.
+// bracket depth outside strings (escapes honoured); nullopt when it does not close in `text`, or
+// nests deeper than kMaxJsonDepth (nlohmann copies and prints values recursively: a model's or a
+// client's arguments must not take the stack).
 std::optional<size_t> json_value_end(std::string_view text, size_t begin);
 
 }  // namespace drift::tools

@@ -42,8 +42,10 @@ std::optional<JsonAt> json_at(std::string_view text, size_t pos) {
 std::optional<std::string> arguments_text(const Json& arguments) {
   if (arguments.is_object()) return arguments.dump();
   if (!arguments.is_string()) return std::nullopt;
-  const Json inner = Json::parse(arguments.get<std::string>(), nullptr, false);
-  return inner.is_object() ? std::optional(inner.dump()) : std::nullopt;
+  const std::string_view inner = arguments.get_ref<const std::string&>();
+  const auto object = json_at(inner, skip_space(inner, 0));  // bounded depth, like the reply's own
+  if (!object || !object->value.is_object() || skip_space(inner, object->end) != inner.size()) return std::nullopt;
+  return object->value.dump();
 }
 
 // {"name": "f", <key>: {...}} with key one of `argument_keys`; arguments left out mean none.
@@ -77,7 +79,7 @@ ParsedReply parse_hermes(std::string_view text) {
     if (at == std::string_view::npos) break;
     const auto object = json_at(text, skip_space(text, at + open.size()));
     const auto call = object ? call_from_object(object->value, {"arguments", "parameters"}) : std::nullopt;
-    if (!call) return calls.empty() ? text_only(text) : with_calls(content + std::string(text.substr(at)), calls);
+    if (!call) return calls.empty() ? text_only(text) : with_calls(content + std::string(text.substr(pos)), calls);
     content += text.substr(pos, at - pos);
     calls.push_back(*call);
     pos = skip_space(text, object->end);
@@ -152,7 +154,8 @@ ParsedReply parse_mistral_args(std::string_view text) {
 ParsedReply parse_harmony(std::string_view text) {
   constexpr std::string_view recipient = "to=functions.", message = "<|message|>", final_channel = "<|channel|>final";
   std::vector<ToolCall> calls;
-  for (size_t at = text.find(recipient); at != std::string_view::npos; at = text.find(recipient, at + 1)) {
+  // Each search starts after the last call's arguments: a recipient written inside them is text.
+  for (size_t at = text.find(recipient); at != std::string_view::npos;) {
     const size_t name_begin = at + recipient.size();
     const size_t name_end = std::min(text.find_first_of(" \t\n<", name_begin), text.size());
     const size_t body = text.find(message, name_end);
@@ -161,6 +164,7 @@ ParsedReply parse_harmony(std::string_view text) {
     const auto arguments_json = arguments ? arguments_text(arguments->value) : std::nullopt;
     if (name_end == name_begin || !arguments_json) return text_only(text);
     calls.push_back({std::string(text.substr(name_begin, name_end - name_begin)), *arguments_json});
+    at = text.find(recipient, arguments->end);
   }
   if (calls.empty()) return text_only(text);
   std::string content;

@@ -154,6 +154,13 @@ TEST_F(EngineLoopTest, ChoicesAreTheSeededRequestsAloneAndCountAgainstTheBound) 
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 429);
   }
+  try {
+    loop_->submit(prompt, p, 5);  // more than the bound itself: never fits, so no 429 to retry
+    ADD_FAILURE() << "choices beyond the bound were taken";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "n");
+  }
   const std::vector<StreamEvent> choices = stream->collect();
   ASSERT_EQ(choices.size(), 3u);
   for (size_t i = 0; i < choices.size(); ++i) {

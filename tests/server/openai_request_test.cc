@@ -9,6 +9,7 @@
 #include "core/grammar/structured_output.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
+#include "server/openai_response.h"
 #include "server/request_json.h"
 
 namespace drift::server {
@@ -361,6 +362,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{R"({"prompt": "a", "use_beam_search": true})", 400, "use_beam_search", "not supported"},
         BadBody{R"({"prompt": "a", "add_special_tokens": false})", 400, "add_special_tokens", "only true"},
         BadBody{R"({"prompt": "a", "tool_choice": "required"})", 400, "tool_choice", "for /v1/chat/completions"},
+        BadBody{R"({"prompt": "a", "function_call": {"name": "f"}})", 400, "function_call", "send tools"},
         BadBody{R"({"prompt": "a", "tools": [{"type": "function", "function": {"name": "f"}}]})", 400, "tools",
                 "for /v1/chat/completions"},
         BadBody{R"({"prompt": "a", "functions": [{"name": "f"}]})", 400, "functions", "send tools"},
@@ -498,6 +500,17 @@ TEST(OpenAiRequest, ToolFieldsReachTheTemplateAndForcedCallsGetTheirGrammar) {
   EXPECT_EQ(param_of(R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f",
       "arguments": "[1]"}}]}]})"),
             "messages[0].tool_calls[0].function.arguments");
+  // Arguments nested deeper than any JSON the engine reads: a 400, not a stack overflow.
+  const std::string deep = std::string(200, '[') + std::string(200, ']');
+  EXPECT_EQ(param_of(fmt::format(R"({{"messages": [{{"role": "assistant", "tool_calls": [{{"function": {{"name": "f",
+      "arguments": "{{\"a\": {}}}"}}}}]}}]}})",
+                                 deep)),
+            "messages[0].tool_calls[0].function.arguments");
+  // A forced call opens a new assistant turn.
+  EXPECT_EQ(param_of(fmt::format(R"({{{}, "tool_choice": "required", "add_generation_prompt": false}})", tools_with)),
+            "tool_choice");
+  r = parse(R"(, "parallel_tool_calls": false)");
+  EXPECT_FALSE(r.parallel_tool_calls);
   // A required call whose parameters cannot be compiled: 400 naming tools, with the reason.
   const ApiError e = error_of(
       fmt::format(R"({{{}, "tool_choice": "required", "tools": [{{"type": "function", "function": {{"name": "f",
@@ -521,6 +534,44 @@ TEST(OpenAiRequest, ErrorObjectsHaveOpenAisShape) {
   EXPECT_TRUE(body["error"]["code"].is_null());  // OpenAI's code string or null, never the status
   EXPECT_TRUE(error_json(ApiError(429, "full"))["error"]["param"].is_null());
   EXPECT_EQ(error_json(ApiError(401, "key"))["error"]["type"], "authentication_error");
+}
+
+}  // namespace
+}  // namespace drift::server
+
+namespace drift::server {
+namespace {
+
+// A chat reply read for tool calls: calls in message.tool_calls with finish_reason "tool_calls",
+// content null when nothing else was said; with parallel_tool_calls false only the first call.
+TEST(OpenAiResponse, ToolCallsAreReadOutOfTheReply) {
+  ResponseContext context;
+  context.endpoint = Endpoint::ChatCompletions;
+  context.token_text = [](std::span<const int32_t>) { return std::string(); };
+  context.tool_format = tools::ToolCallFormat::Hermes;
+  StreamEvent reply;
+  reply.finished = true;
+  reply.finish_reason = FinishReason::Stop;
+  reply.text =
+      "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"x\": 1}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", "
+      "\"arguments\": {}}\n</tool_call>";
+  const std::vector<StreamEvent> choices{reply};
+  nlohmann::json body = full_response(context, choices, 3);
+  const nlohmann::json& choice = body["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls");
+  EXPECT_TRUE(choice["message"]["content"].is_null());
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 2u);
+  EXPECT_EQ(choice["message"]["tool_calls"][1]["function"]["name"], "b");
+  EXPECT_EQ(nlohmann::json::parse(choice["message"]["tool_calls"][0]["function"]["arguments"].get<std::string>()),
+            nlohmann::json::parse(R"({"x": 1})"));
+  context.parallel_tool_calls = false;
+  body = full_response(context, choices, 3);
+  EXPECT_EQ(body["choices"][0]["message"]["tool_calls"].size(), 1u);
+  // Without tools the same text is content, as it was written.
+  context.tool_format.reset();
+  body = full_response(context, choices, 3);
+  EXPECT_EQ(body["choices"][0]["message"]["content"], reply.text);
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "stop");
 }
 
 }  // namespace

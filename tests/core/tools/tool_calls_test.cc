@@ -166,6 +166,27 @@ TEST(ToolCallParserTest, CallsThatDoNotParseCompletelyStayText) {
   EXPECT_TRUE(parse_tool_calls(ToolCallFormat::MistralArgs, "[TOOL_CALLS]f[ARGS]{\"a\": ").calls.empty());
 }
 
+TEST(ToolCallParserTest, HostileRepliesStayTextOrKeepWhatParsed) {
+  // Arguments nested past kMaxJsonDepth are no call (nlohmann would recurse that deep).
+  const std::string deep = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": " + std::string(100000, '[') +
+                           std::string(100000, ']') + "}}\n</tool_call>";
+  EXPECT_TRUE(parse_tool_calls(ToolCallFormat::Hermes, deep).calls.empty());
+  const std::string quoted_deep =
+      "<tool_call>\n{\"name\": \"f\", \"arguments\": \"{\\\"a\\\": " + std::string(100000, '[') +
+      std::string(100000, ']') + "}\"}\n</tool_call>";
+  EXPECT_TRUE(parse_tool_calls(ToolCallFormat::Hermes, quoted_deep).calls.empty());
+  // A malformed second call keeps the first and all the text after it.
+  const ParsedReply partly = parse_tool_calls(
+      ToolCallFormat::Hermes, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call> Note: <tool_call>{bad");
+  ASSERT_EQ(partly.calls.size(), 1u);
+  EXPECT_EQ(partly.content, " Note: <tool_call>{bad");
+  // A recipient written inside a call's arguments is not another call.
+  const ParsedReply harmony = parse_tool_calls(ToolCallFormat::Harmony,
+                                               "<|channel|>commentary to=functions.send <|constrain|>json<|message|>"
+                                               "{\"msg\": \"to=functions.x\"}");
+  expect_calls(harmony.calls, {{"send", R"({"msg": "to=functions.x"})"}});
+}
+
 TEST(ToolCallParserTest, TextAroundCallsIsContentAndQuotedArgumentsAreRead) {
   const ParsedReply reply = parse_tool_calls(
       ToolCallFormat::Hermes,
