@@ -70,7 +70,8 @@ struct StreamState {
       : stream(std::move(s)), context(std::move(c)), include_usage(usage), open_choices(stream->choices()) {
     for (int64_t i = 0; i < stream->choices(); ++i) {
       choices.push_back({0, TokenTexts(context.token_text, context.prompt_tail), std::nullopt});
-      if (context.tool_format) choices.back().tools.emplace(*context.tool_format, context.tool_prefill);
+      if (context.tool_format)
+        choices.back().tools.emplace(*context.tool_format, context.tool_prefill, context.parallel_tool_calls);
     }
   }
   struct Choice {
@@ -114,7 +115,6 @@ bool write_next_events(StreamState& state, httplib::DataSink& sink) {
         tools::ParsedReply reply = choice.tools->finish();
         event->text += reply.content;
         calls = std::move(reply.calls);
-        limit_tool_calls(state.context, calls);
       }
     }
     if (!event->text.empty() || !event->logprobs.empty() || event->finished)

@@ -102,12 +102,11 @@ json tool_calls_json(std::span<const tools::ToolCall> calls, bool streamed) {
 // said nothing else, as OpenAI's).
 json chat_message(const ResponseContext& context, const std::string& text, std::vector<tools::ToolCall>& calls) {
   if (!context.tool_format) return {{"role", "assistant"}, {"content", text}};
-  tools::ToolCallStream stream(*context.tool_format, context.tool_prefill);
+  tools::ToolCallStream stream(*context.tool_format, context.tool_prefill, context.parallel_tool_calls);
   std::string content = stream.feed(text);
   tools::ParsedReply reply = stream.finish();
   content += reply.content;
   calls = std::move(reply.calls);
-  limit_tool_calls(context, calls);
   json message = {{"role", "assistant"},
                   {"content", calls.empty() || !content.empty() ? json(content) : json(nullptr)}};
   if (!calls.empty()) message["tool_calls"] = tool_calls_json(calls, false);
@@ -142,10 +141,6 @@ std::string TokenTexts::next(int32_t token) {
   if (window_.size() > kWindow) window_.erase(window_.begin());
   window_text_ = decode_(window_);
   return text;
-}
-
-void limit_tool_calls(const ResponseContext& context, std::vector<tools::ToolCall>& calls) {
-  if (!context.parallel_tool_calls && calls.size() > 1) calls.resize(1);
 }
 
 const char* finish_reason_text(FinishReason reason) {

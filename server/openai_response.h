@@ -54,9 +54,6 @@ struct ResponseContext {
   bool parallel_tool_calls = true;  // false: only a reply's first call is reported
 };
 
-// The calls a reply reports: all of them, or with parallel_tool_calls false the first.
-void limit_tool_calls(const ResponseContext& context, std::vector<tools::ToolCall>& calls);
-
 // "stop" | "length" | "abort" | "error" (OpenAI's names where it has them).
 const char* finish_reason_text(FinishReason reason);
 

@@ -100,8 +100,6 @@ void EnginePlugins::admitted(Sequence& seq) {
     cache_metrics_.query_tokens += seq.total_len();
     cache_metrics_.hit_tokens += hit;
     seq.stats.cached_tokens += hit;
-    // Every adopted page was offered by whoever computed it: a sibling's too.
-    offered_blocks_[seq.id] = seq.num_computed / kv_.block_size();
   }
   host_.request_start(request_info(seq));
   started_.insert(seq.id);

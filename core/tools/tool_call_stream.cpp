@@ -6,9 +6,10 @@
 
 namespace drift::tools {
 
-ToolCallStream::ToolCallStream(ToolCallFormat format, std::string prefill)
+ToolCallStream::ToolCallStream(ToolCallFormat format, std::string prefill, bool parallel)
     : format_(format),
       hold_all_(!prefill.empty() || format == ToolCallFormat::Harmony),
+      parallel_(parallel),
       text_(std::move(prefill)),
       prefill_(text_.size()),
       sent_(text_.size()) {}
@@ -23,7 +24,8 @@ size_t ToolCallStream::safe_end() const {
     return text[first] == '{' || text[first] == '<' ? sent_ : text.size();
   }
   const std::string_view marker = tool_call_marker(format_);
-  size_t end = std::min(text.find(marker, prefill_), text.size());
+  // Text already sent holds no marker (nor the start of one): search only what came since.
+  size_t end = std::min(text.find(marker, sent_), text.size());
   if (end == text.size()) {  // the tail may be the marker's beginning
     for (size_t keep = std::min(marker.size() - 1, text.size() - prefill_); keep > 0; --keep)
       if (marker.starts_with(text.substr(text.size() - keep))) {
@@ -46,6 +48,7 @@ std::string ToolCallStream::feed(std::string_view piece) {
 
 ParsedReply ToolCallStream::finish() {
   ParsedReply reply = parse_tool_calls(format_, text_);
+  if (!parallel_ && reply.calls.size() > 1) reply.calls.resize(1);
   const size_t sent = sent_ - prefill_;
   if (reply.calls.empty()) {
     reply.content = text_.substr(sent_);

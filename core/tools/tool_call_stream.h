@@ -14,7 +14,8 @@ class ToolCallStream {
  public:
   // `prefill`: what the prompt already holds of the reply (a forced call's opening); with one,
   // or in harmony (whose channels decide what is content), nothing goes out before the end.
-  ToolCallStream(ToolCallFormat format, std::string prefill = "");
+  // `parallel` false: a reply reports only its first call (parallel_tool_calls).
+  ToolCallStream(ToolCallFormat format, std::string prefill = "", bool parallel = true);
 
   // The content that can go out now, given the reply's next piece of text.
   std::string feed(std::string_view text);
@@ -26,6 +27,7 @@ class ToolCallStream {
 
   ToolCallFormat format_;
   bool hold_all_ = false;
+  bool parallel_ = true;
   std::string text_;  // prefill + the reply so far
   size_t prefill_ = 0;
   size_t sent_ = 0;  // of text_, content already sent (from prefill_ on)
