@@ -157,6 +157,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("max_seq_len", c.engine.max_seq_len);
     r.read("num_threads", c.engine.num_threads);
     r.read("check_kv_integrity", c.engine.check_kv_integrity);
+    r.read("grammar_threads", c.engine.grammar_threads);
     r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "kv_cache", source)) {
@@ -299,6 +300,7 @@ void validate_config(const EngineConfig& c) {
   in_range("engine.max_num_tokens", c.engine.max_num_tokens, 1, limits::kMaxNumTokens);
   in_range("engine.max_seq_len", c.engine.max_seq_len, 0, limits::kMaxSeqLen);
   in_range("engine.num_threads", c.engine.num_threads, 0, limits::kMaxThreads);
+  in_range("engine.grammar_threads", c.engine.grammar_threads, -1, 64);
   in_range("kv_cache.block_size", c.kv_cache.block_size, 1, limits::kMaxBlockSize);
   in_range("kv_cache.num_pages", c.kv_cache.num_pages, 0, limits::kMaxKvSlots / c.kv_cache.block_size);
   if (!(c.kv_cache.memory_mb > 0 && c.kv_cache.memory_mb <= limits::kMaxMemoryMb))

@@ -39,6 +39,7 @@ struct EngineSection {
   int64_t max_seq_len = 0;          // 0: the model's max_position_embeddings
   int64_t num_threads = 0;          // CPU backend worker threads; 0: hardware concurrency
   bool check_kv_integrity = false;  // verify the KV cache's invariants after every step (tests, debugging)
+  int64_t grammar_threads = -1;     // structured-output mask workers; -1: by the cores, 0: none
 };
 
 struct KVCacheSection {

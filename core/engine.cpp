@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -158,15 +159,21 @@ int64_t Engine::add_sequence(std::vector<int32_t> prompt, SamplingParams params,
 std::string Engine::attach_grammar(Sequence& seq) {
   if (!seq.params.structured_output) return "";
   try {
-    if (!grammars_)
-      grammars_ = std::make_unique<grammar::ConstraintRegistry>(
-          *tokenizer_, static_cast<int32_t>(executor_->vocab_size()), options_.eos_ids);
+    if (!grammars_) grammars_ = make_grammars();
     seq.grammar = grammars_->constraint(*seq.params.structured_output);
     seq.grammar_state = seq.grammar->start();
   } catch (const std::exception& e) {
     return fmt::format("structured output: {}", e.what());
   }
   return "";
+}
+
+std::unique_ptr<grammar::ConstraintRegistry> Engine::make_grammars() const {
+  const int workers = options_.grammar_threads >= 0
+                          ? options_.grammar_threads
+                          : grammar::default_mask_workers(std::thread::hardware_concurrency());
+  return std::make_unique<grammar::ConstraintRegistry>(*tokenizer_, static_cast<int32_t>(executor_->vocab_size()),
+                                                       options_.eos_ids, workers);
 }
 
 RequestOutput& Engine::output_for(Sequence& seq) {
@@ -241,9 +248,14 @@ std::vector<RowSampling> Engine::logit_rows(const SchedulerOutput& scheduled) co
 }
 
 // Each row of a request under a structured output gets the mask of its position's grammar state
-// (the root's from the committed output, a draft node's from its path).
+// (the root's from the committed output, a draft node's from its path). The masks no worker has
+// started are computed here first, for every chunk, and only then are the workers' waited for.
+// The successors of each request's state go to the workers: next step's masks.
 void Engine::add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling>& rows) {
   const auto start = Clock::now();
+  for (const ScheduledChunk& chunk : scheduled.chunks)
+    if (chunk.wants_logits && chunk.seq->grammar)
+      prepare_grammar_masks(chunk.draft, *chunk.seq->grammar, chunk.seq->grammar_state);
   size_t first = 0;
   for (const ScheduledChunk& chunk : scheduled.chunks) {
     if (!chunk.wants_logits) continue;
@@ -251,6 +263,7 @@ void Engine::add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling
     const Sequence& seq = *chunk.seq;
     if (seq.grammar) {
       add_grammar_masks(std::span(rows).subspan(first, count), chunk.draft, *seq.grammar, seq.grammar_state);
+      grammars_->workers().compute_ahead(seq.grammar, seq.grammar->claim_successors(seq.grammar_state));
       metrics_.masked_rows += static_cast<int64_t>(count);
     }
     first += count;

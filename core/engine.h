@@ -55,6 +55,9 @@ struct EngineOptions {
   int64_t block_size = 16;
   std::vector<int32_t> eos_ids;
   bool check_kv_integrity = false;  // verify KV invariants after every step ([engine] check_kv_integrity)
+  // Threads computing structured-output masks ahead ([engine] grammar_threads); -1: by the
+  // machine's cores (grammar::default_mask_workers).
+  int grammar_threads = -1;
   SpeculationOptions speculation;
 };
 
@@ -157,6 +160,9 @@ class Engine {
   void add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling>& rows);
   // Gives a request with a structured output its grammar constraint; "" or why it cannot.
   std::string attach_grammar(Sequence& seq);
+  // The structured-output registry: its vocabulary trie starts building in the background, its
+  // mask workers start (EngineOptions::grammar_threads).
+  std::unique_ptr<grammar::ConstraintRegistry> make_grammars() const;
   // One step's work on a non-empty schedule: views, forward, accept and commit, next drafts.
   void run_step(const SchedulerOutput& scheduled);
   // `views`: the verification policy's, one per chunk (empty: every chunk attends fully).
@@ -187,7 +193,9 @@ class Engine {
   uint64_t seed_counter_ = 0;
   EngineMetrics metrics_;
   std::unique_ptr<Speculator> speculator_;  // drafting and verification: the one owner
-  std::unique_ptr<grammar::ConstraintRegistry> grammars_;  // made on the first structured output
+  // Made with the tokenizer (from_config), else on the first structured output; after tokenizer_,
+  // which its vocabulary build reads.
+  std::unique_ptr<grammar::ConstraintRegistry> grammars_;
 };
 
 }  // namespace drift

@@ -8,7 +8,7 @@
 
 #include "core/engine.h"
 #include "core/error.h"
-#include "core/grammar/token_constraint.h"
+#include "core/grammar/constraint_registry.h"
 #include "core/plugin/engine_plugins.h"
 
 namespace drift {
@@ -52,6 +52,10 @@ std::vector<int32_t> Engine::commit(Sequence& seq, const ScheduledChunk& chunk, 
     const TokenLogprobs* token_logprobs = k < logprobs.size() ? &logprobs[k] : nullptr;
     if ((reason = append_output(seq, path.tokens[k], token_logprobs)) != FinishReason::None) break;
   }
+  // The request's next mask, computed by a worker while the rest of the step and the next
+  // schedule run (a request that just ended needs none; a cached one needs no worker woken).
+  if (seq.grammar && reason == FinishReason::None && !seq.grammar->has_mask(seq.grammar_state))
+    grammars_->workers().compute_now(seq.grammar, std::span(&seq.grammar_state, 1));
   // KV: the root (and every chunk token before it) plus the accepted nodes whose tokens were
   // committed, in that order; the other tree slots are rewound.
   const int64_t first_node = chunk.start + chunk.count - drafted;

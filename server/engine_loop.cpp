@@ -133,18 +133,20 @@ void EngineLoop::abort_cancelled() {
 void EngineLoop::dispatch(const RequestOutput& output) {
   auto it = active_.find(output.id);
   if (it == active_.end()) return;  // rejected at admission: already answered
-  RequestStream& stream = *it->second.stream;
+  Active& active = it->second;
+  RequestStream& stream = *active.stream;
   const auto now = Clock::now();
   if (!output.new_tokens.empty()) {
     const auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(now - t).count(); };
-    if (!stream.last_token)
+    if (active.last_token)
+      metrics_.observe_inter_token(since(*active.last_token), static_cast<int64_t>(output.new_tokens.size()));
+    else if (!stream.first_token_seen)  // the request's first token, whichever choice has it
       metrics_.observe_first_token(since(stream.arrival));
-    else
-      metrics_.observe_inter_token(since(*stream.last_token), static_cast<int64_t>(output.new_tokens.size()));
-    stream.last_token = now;
+    stream.first_token_seen = true;
+    active.last_token = now;
   }
-  StreamEvent event{it->second.index, output.new_tokens,    output.text,  output.logprobs,
-                    output.finished,  output.finish_reason, output.error, 0};
+  StreamEvent event{active.index,    output.new_tokens,    output.text,  output.logprobs,
+                    output.finished, output.finish_reason, output.error, 0};
   if (output.finished) {
     const Sequence& seq = engine_.request(output.id);
     event.output_tokens = static_cast<int64_t>(seq.output.size());

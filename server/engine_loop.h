@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/engine.h"
@@ -48,9 +49,12 @@ class EngineLoop {
     std::shared_ptr<RequestStream> stream;
   };
   // An engine request in flight: the stream it reports to, as which choice.
-  struct Active {
+  struct Active {  // one choice of a stream
     std::shared_ptr<RequestStream> stream;
     int64_t index = 0;
+    // This choice's previous tokens: the gap to its next ones is an inter-token latency (the
+    // choices of an n > 1 request each have their own).
+    std::optional<Clock::time_point> last_token;
   };
   void admit(Submission& submission);
   void reject(Submission& submission, const std::string& error);

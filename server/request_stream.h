@@ -59,7 +59,7 @@ class RequestStream {
 
   // Latency bookkeeping (engine thread only).
   Clock::time_point arrival = Clock::now();
-  std::optional<Clock::time_point> last_token;
+  bool first_token_seen = false;  // by any choice
 
  private:
   mutable std::mutex mutex_;

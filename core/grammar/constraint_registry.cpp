@@ -4,16 +4,23 @@
 
 namespace drift::grammar {
 
-ConstraintRegistry::ConstraintRegistry(const Tokenizer& tokenizer, int32_t vocab_size, std::vector<int32_t> end_tokens)
-    : tokenizer_(tokenizer), vocab_size_(vocab_size), end_tokens_(std::move(end_tokens)) {}
-
-const VocabularyTrie& ConstraintRegistry::vocabulary() {
-  if (!vocabulary_) {
+ConstraintRegistry::ConstraintRegistry(const Tokenizer& tokenizer, int32_t vocab_size, std::vector<int32_t> end_tokens,
+                                       int mask_workers)
+    : tokenizer_(tokenizer), vocab_size_(vocab_size), end_tokens_(std::move(end_tokens)), workers_(mask_workers) {
+  // Tokenizer::token_bytes only reads the tokenizer's tables: safe beside the engine's encoding.
+  building_ = std::async(std::launch::async, [this] {
     // The model's vocabulary may be larger than the tokenizer's (padding rows): those ids are
     // never text.
     std::vector<std::optional<std::string>> bytes(static_cast<size_t>(vocab_size_));
     for (int32_t id = 0; id < vocab_size_; ++id) bytes[id] = tokenizer_.token_bytes(id);
-    vocabulary_ = std::make_shared<const VocabularyTrie>(bytes);
+    return std::make_shared<const VocabularyTrie>(bytes);
+  });
+}
+
+const VocabularyTrie& ConstraintRegistry::vocabulary() {
+  if (!vocabulary_) {
+    if (!building_.valid()) throw GrammarError("the vocabulary trie could not be built");
+    vocabulary_ = building_.get();  // rethrows what the build threw, once
   }
   return *vocabulary_;
 }

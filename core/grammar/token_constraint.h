@@ -8,8 +8,15 @@
 // they leave the state as it is. A state from which no token fits -- only possible when the
 // vocabulary cannot spell what the grammar needs next -- allows the end tokens, so the request
 // ends instead of picking from nothing.
+//
+// Thread-safe: mask workers (mask_workers.h) compute masks ahead, while the engine thread reads
+// them. Each state's mask is computed once, by whichever thread asks first; a thread that asks
+// while another computes it waits for that one.
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -35,23 +42,45 @@ class TokenConstraint {
   // Whether `state` allows nothing but the end tokens (min_tokens must not hold those back);
   // found with the mask, once per state.
   bool must_end(StateId state);
+  // Where one token leads from `state`: the distinct states after its allowed tokens, those
+  // reached by the most tokens first (at most kMaxSuccessors), found by its mask's walk. A
+  // request in `state` is in one of them after its next token: what workers compute ahead.
+  std::vector<StateId> successors(StateId state);
+  static constexpr size_t kMaxSuccessors = 64;
+  // successors(state) the first time it is called for `state` since its mask was computed, then
+  // none: the engine queues a state's successors for the workers once, not every step.
+  std::vector<StateId> claim_successors(StateId state);
+
+  // Whether `state`'s mask is cached, or being computed.
+  bool has_mask(StateId state);
+  // Computes `state`'s mask unless a thread has already started it; never waits. Whether this
+  // call computed it.
+  bool prepare(StateId state);
 
   GrammarAutomaton& automaton() { return automaton_; }
-  size_t cached_masks() const { return masks_.size(); }
+  size_t cached_masks();
 
  private:
   struct StateTokens {
     std::shared_ptr<const TokenMask> mask;
     bool only_end = false;
+    std::vector<StateId> successors;
+    mutable std::atomic<bool> successors_claimed{false};
   };
-  const StateTokens& state_tokens(StateId state);
-  TokenMask compute_mask(StateId state);
+  using Pending = std::shared_future<std::shared_ptr<const StateTokens>>;
+  std::shared_ptr<const StateTokens> state_tokens(StateId state);
+  // The entry for `state`: ready, being computed elsewhere, or (claimed true) now this thread's
+  // to compute and publish through `claim`.
+  Pending find_or_claim(StateId state, std::promise<std::shared_ptr<const StateTokens>>& claim, bool& claimed);
+  void publish(StateId state, std::promise<std::shared_ptr<const StateTokens>>& claim);
+  std::shared_ptr<const StateTokens> compute(StateId state);
   bool is_end(int32_t token) const;
 
   GrammarAutomaton automaton_;
   std::shared_ptr<const VocabularyTrie> vocabulary_;
   std::vector<int32_t> end_tokens_;
-  std::unordered_map<StateId, StateTokens> masks_;
+  std::mutex mutex_;  // guards masks_
+  std::unordered_map<StateId, Pending> masks_;
 };
 
 }  // namespace drift::grammar

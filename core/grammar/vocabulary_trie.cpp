@@ -6,7 +6,7 @@
 namespace drift::grammar {
 
 VocabularyTrie::VocabularyTrie(const std::vector<std::optional<std::string>>& token_bytes) : bytes_(token_bytes) {
-  // Insert into a pointer-style trie, then flatten breadth-first into contiguous edges.
+  // Insert into a pointer-style trie, then flatten into contiguous nodes and edges.
   struct Building {
     std::vector<std::pair<uint8_t, int32_t>> children;
     std::vector<int32_t> tokens;
@@ -30,15 +30,17 @@ VocabularyTrie::VocabularyTrie(const std::vector<std::optional<std::string>>& to
     }
     build[at].tokens.push_back(static_cast<int32_t>(id));
   }
-  std::vector<int32_t> order{0}, flat_id(build.size(), -1);
-  flat_id[0] = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    auto& kids = build[order[i]].children;
+  // Depth-first (pre-order) ids: a mask's walk goes depth first, so it reads the nodes and edges
+  // in memory order.
+  std::vector<int32_t> order, flat_id(build.size(), -1), stack{0};
+  while (!stack.empty()) {
+    const int32_t at = stack.back();
+    stack.pop_back();
+    flat_id[at] = static_cast<int32_t>(order.size());
+    order.push_back(at);
+    auto& kids = build[at].children;
     std::sort(kids.begin(), kids.end());
-    for (auto& kid : kids) {
-      flat_id[kid.second] = static_cast<int32_t>(order.size());
-      order.push_back(kid.second);
-    }
+    for (auto kid = kids.rbegin(); kid != kids.rend(); ++kid) stack.push_back(kid->second);
   }
   nodes_.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
@@ -50,6 +52,23 @@ VocabularyTrie::VocabularyTrie(const std::vector<std::optional<std::string>>& to
     n.first_token = static_cast<int32_t>(tokens_.size());
     n.num_tokens = static_cast<int32_t>(b.tokens.size());
     tokens_.insert(tokens_.end(), b.tokens.begin(), b.tokens.end());
+  }
+  summarize_subtrees();
+}
+
+// Children come after their parent (pre-order), so one backward pass sees every subtree whole.
+void VocabularyTrie::summarize_subtrees() {
+  for (auto i = static_cast<int32_t>(nodes_.size()) - 1; i >= 0; --i) {
+    Node& n = nodes_[i];
+    n.subtree_end = n.first_token + n.num_tokens;
+    n.plain_height = n.num_edges > 0 ? 0 : -1;
+    for (int32_t e = n.first_edge; e < n.first_edge + n.num_edges; ++e) {
+      const Node& child = nodes_[edges_[e].child];
+      n.subtree_end = std::max(n.subtree_end, child.subtree_end);
+      const bool plain =
+          n.plain_height >= 0 && is_plain(edges_[e].byte) && (child.num_edges == 0 || child.plain_height >= 0);
+      n.plain_height = plain ? std::max(n.plain_height, 1 + std::max(child.plain_height, 0)) : -1;
+    }
   }
 }
 

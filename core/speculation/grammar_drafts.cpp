@@ -33,6 +33,11 @@ void release_end_tokens(RowSampling& row, const grammar::TokenMask& mask) {
 
 }  // namespace
 
+void prepare_grammar_masks(const DraftTree& tree, grammar::TokenConstraint& constraint, StateId root) {
+  constraint.prepare(root);
+  for (StateId state : draft_states(constraint, root, tree)) constraint.prepare(state);
+}
+
 void add_grammar_masks(std::span<RowSampling> rows, const DraftTree& tree, grammar::TokenConstraint& constraint,
                        StateId root) {
   const std::vector<StateId> states = draft_states(constraint, root, tree);

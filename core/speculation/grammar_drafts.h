@@ -18,6 +18,10 @@ std::vector<grammar::StateId> draft_states(grammar::TokenConstraint& constraint,
                                            const DraftTree& tree);
 // The tree without the nodes the grammar does not allow, nor their descendants.
 DraftTree cut_to_grammar(const DraftTree& tree, grammar::TokenConstraint& constraint, grammar::StateId root);
+// Computes the masks add_grammar_masks will read (the root's state, then each node's) that no
+// other thread has started, leaving a mask worker's to it: the engine calls this for every chunk
+// of a step first, so it and the workers share the step's new masks instead of waiting in turn.
+void prepare_grammar_masks(const DraftTree& tree, grammar::TokenConstraint& constraint, grammar::StateId root);
 // pick_rows' rows (root, then node i at 1 + i) given their masks. A row whose grammar state allows
 // only the end tokens drops the adjustments that would hold those back (min_tokens): the grammar
 // is done, and nothing else could be picked.

@@ -24,38 +24,43 @@ std::string right_trimmed(std::string text) {
   return text;
 }
 
-// The object or array at text[pos], parsed, and where it ends.
+// The object or array at text[pos], parsed, its text, and where it ends.
 struct JsonAt {
   Json value;
+  std::string_view text;
   size_t end = 0;
 };
 std::optional<JsonAt> json_at(std::string_view text, size_t pos) {
   const auto end = json_value_end(text, pos);
   if (!end) return std::nullopt;
-  Json value = Json::parse(text.substr(pos, *end - pos), nullptr, false);
+  const std::string_view written = text.substr(pos, *end - pos);
+  Json value = Json::parse(written, nullptr, false);
   if (value.is_discarded()) return std::nullopt;
-  return JsonAt{std::move(value), *end};
+  return JsonAt{std::move(value), written, *end};
 }
 
-// Arguments as OpenAI sends them: an object's JSON text. A string holding an object is accepted
-// (some models quote it); anything else is no call.
-std::optional<std::string> arguments_text(const Json& arguments) {
-  if (arguments.is_object()) return arguments.dump();
+// Arguments as OpenAI sends them: an object's JSON text, as the model wrote it (`written`, when
+// known; re-serialized otherwise). A string holding an object is accepted (some models quote
+// it); anything else is no call.
+std::optional<std::string> arguments_text(const Json& arguments, std::optional<std::string_view> written) {
+  if (arguments.is_object()) return written ? std::string(*written) : arguments.dump();
   if (!arguments.is_string()) return std::nullopt;
   const std::string_view inner = arguments.get_ref<const std::string&>();
   const auto object = json_at(inner, skip_space(inner, 0));  // bounded depth, like the reply's own
   if (!object || !object->value.is_object() || skip_space(inner, object->end) != inner.size()) return std::nullopt;
-  return object->value.dump();
+  return std::string(object->text);
 }
 
 // {"name": "f", <key>: {...}} with key one of `argument_keys`; arguments left out mean none.
-std::optional<ToolCall> call_from_object(const Json& object, std::initializer_list<const char*> argument_keys) {
+// `written`: the object's text.
+std::optional<ToolCall> call_from_object(const Json& object, std::string_view written,
+                                         std::initializer_list<const char*> argument_keys) {
   if (!object.is_object() || !object.contains("name") || !object["name"].is_string()) return std::nullopt;
   ToolCall call{object["name"].get<std::string>(), "{}"};
   if (call.name.empty()) return std::nullopt;
   for (const char* key : argument_keys) {
     if (!object.contains(key)) continue;
-    auto arguments = arguments_text(object[key]);
+    auto arguments = arguments_text(object[key], member_text(written, key));
     if (!arguments) return std::nullopt;
     call.arguments = *arguments;
   }
@@ -78,7 +83,8 @@ ParsedReply parse_hermes(std::string_view text) {
     const size_t at = text.find(open, pos);
     if (at == std::string_view::npos) break;
     const auto object = json_at(text, skip_space(text, at + open.size()));
-    const auto call = object ? call_from_object(object->value, {"arguments", "parameters"}) : std::nullopt;
+    const auto call =
+        object ? call_from_object(object->value, object->text, {"arguments", "parameters"}) : std::nullopt;
     if (!call) return calls.empty() ? text_only(text) : with_calls(content + std::string(text.substr(pos)), calls);
     content += text.substr(pos, at - pos);
     calls.push_back(*call);
@@ -99,7 +105,8 @@ ParsedReply parse_llama3(std::string_view text) {
   std::vector<ToolCall> calls;
   while (pos < text.size() && (calls.empty() || text[pos] == '{')) {
     const auto object = json_at(text, pos);
-    const auto call = object ? call_from_object(object->value, {"parameters", "arguments"}) : std::nullopt;
+    const auto call =
+        object ? call_from_object(object->value, object->text, {"parameters", "arguments"}) : std::nullopt;
     // A JSON answer that merely has a "name" is no call: one needs its arguments too.
     const bool has_arguments = call && (object->value.contains("parameters") || object->value.contains("arguments"));
     if (!has_arguments) return text_only(text);
@@ -117,9 +124,11 @@ ParsedReply parse_mistral_list(std::string_view text) {
   if (at == std::string_view::npos) return text_only(text);
   const auto list = json_at(text, skip_space(text, at + marker.size()));
   if (!list || !list->value.is_array() || list->value.empty()) return text_only(text);
+  const auto items = element_texts(list->text);
+  if (!items || items->size() != list->value.size()) return text_only(text);
   std::vector<ToolCall> calls;
-  for (const Json& item : list->value) {
-    auto call = call_from_object(item, {"arguments", "parameters"});
+  for (size_t i = 0; i < items->size(); ++i) {
+    auto call = call_from_object(list->value[i], (*items)[i], {"arguments", "parameters"});
     if (!call) return text_only(text);
     calls.push_back(std::move(*call));
   }
@@ -140,7 +149,7 @@ ParsedReply parse_mistral_args(std::string_view text) {
     std::string_view name = text.substr(name_begin, args_at - name_begin);
     if (const size_t id_at = name.find(call_id); id_at != std::string_view::npos) name = name.substr(0, id_at);
     const auto arguments = json_at(text, skip_space(text, args_at + args.size()));
-    const auto arguments_json = arguments ? arguments_text(arguments->value) : std::nullopt;
+    const auto arguments_json = arguments ? arguments_text(arguments->value, arguments->text) : std::nullopt;
     if (name.empty() || name.find_first_of(" \n[]{}") != std::string_view::npos || !arguments_json)
       return text_only(text);
     calls.push_back({std::string(name), *arguments_json});
@@ -161,7 +170,7 @@ ParsedReply parse_harmony(std::string_view text) {
     const size_t body = text.find(message, name_end);
     if (body == std::string_view::npos) return text_only(text);
     const auto arguments = json_at(text, skip_space(text, body + message.size()));
-    const auto arguments_json = arguments ? arguments_text(arguments->value) : std::nullopt;
+    const auto arguments_json = arguments ? arguments_text(arguments->value, arguments->text) : std::nullopt;
     if (name_end == name_begin || !arguments_json) return text_only(text);
     calls.push_back({std::string(text.substr(name_begin, name_end - name_begin)), *arguments_json});
     at = text.find(recipient, arguments->end);

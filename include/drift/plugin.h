@@ -189,7 +189,9 @@ typedef struct drift_request_info_t {
   const drift_token_t* tokens;  /* prompt, plus generated tokens when resumed */
   int64_t num_tokens;
   int64_t num_prompt_tokens;    /* the original prompt's length (<= num_tokens) */
-  int64_t num_cached_tokens;    /* leading tokens whose KV came from a cache manager */
+  int64_t num_cached_tokens;    /* leading tokens whose KV came from a cache manager, or from a
+                                 * sibling sample of the same prompt (OpenAI's n > 1): they never
+                                 * ran through the target for this request */
   int64_t max_new_tokens;
   double temperature;           /* 0: greedy */
   bool resumed;                 /* restarting after preemption */
@@ -517,9 +519,9 @@ typedef struct drift_plugin_t {
    * host->hidden_states now returns for each (drift_forward_rows_t). A draft model conditioned
    * on the target's hidden states (EAGLE-3) extends its own state here: every position of a
    * request reaches it exactly once, prefill chunks included, except positions whose KV came
-   * from a cache manager (num_cached_tokens) and never ran through the target. MAY run work on
-   * step->stream. A batch hook: an error fails every sequence of the call; set a row's status
-   * to fail one. */
+   * from a cache manager or a sibling sample (num_cached_tokens) and never ran through the
+   * target for this request. MAY run work on step->stream. A batch hook: an error fails every
+   * sequence of the call; set a row's status to fail one. */
   drift_status_t (*on_target_forward)(void* instance, const drift_step_t* step,
                                       drift_forward_rows_t* const* rows, size_t num_rows);
   /* Fields appended in later 1.x minors go here. */

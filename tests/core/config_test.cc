@@ -119,6 +119,8 @@ TEST(ConfigTest, NumericSettingsAreBoundedNamingTheRange) {
       {"[engine]\nnum_threads = 100000\n", "bad.toml: engine.num_threads = 100000 is out of range [0, 1024]"},
       {"[engine]\nnum_threads = 4294967297\n", "bad.toml: engine.num_threads = 4294967297 is out of range [0, 1024]"},
       {"[engine]\nnum_threads = -1\n", "bad.toml: engine.num_threads = -1 is out of range [0, 1024]"},
+      {"[engine]\ngrammar_threads = -2\n", "bad.toml: engine.grammar_threads = -2 is out of range [-1, 64]"},
+      {"[engine]\ngrammar_threads = 65\n", "bad.toml: engine.grammar_threads = 65 is out of range [-1, 64]"},
       {"[engine]\nmax_batch_size = 0\n", "bad.toml: engine.max_batch_size = 0 is out of range [1, 65536]"},
       {"[engine]\nmax_batch_size = 1000000\n", "bad.toml: engine.max_batch_size = 1000000 is out of range [1, 65536]"},
       {"[engine]\nmax_num_tokens = 2000000\n",

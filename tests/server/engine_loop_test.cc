@@ -170,6 +170,14 @@ TEST_F(EngineLoopTest, ChoicesAreTheSeededRequestsAloneAndCountAgainstTheBound) 
     EXPECT_EQ(choices[i].tokens, offline(config_, prompt, alone)) << "choice " << i;
     EXPECT_EQ(static_cast<int64_t>(choices[i].tokens.size()), choices[i].output_tokens);
   }
+  // Latency: one time to first token for the request, and each choice's own gaps after its first
+  // token (not the gaps between different choices' tokens of one step).
+  int64_t gaps = 0;
+  for (const StreamEvent& choice : choices) gaps += static_cast<int64_t>(choice.tokens.size()) - 1;
+  const std::string text = metrics_.render();
+  EXPECT_NE(text.find("drift_time_to_first_token_seconds_count 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("drift_inter_token_latency_seconds_count " + std::to_string(gaps) + "\n"), std::string::npos)
+      << text;
 }
 
 TEST_F(EngineLoopTest, CancellingAStreamAbortsEveryChoice) {

@@ -101,6 +101,24 @@ TEST(StructuredOutput, EveryOutputFollowsItsGrammarAndEndsWhereItEnds) {
   EXPECT_GT(engine->metrics().masked_rows, 0);
 }
 
+// Masks computed ahead on worker threads are the masks the engine thread would compute: the
+// outputs, greedy and sampled, are the same with and without workers.
+TEST(StructuredOutput, MaskWorkersChangeNoOutput) {
+  EngineConfig none = base_config(), three = base_config();
+  none.engine.grammar_threads = 0;
+  three.engine.grammar_threads = 3;
+  auto plain = Engine::from_config(none), ahead = Engine::from_config(three);
+  const auto all = prompts(*plain);
+  for (const auto& format : formats())
+    for (double temperature : {0.0, 1.0}) {
+      const auto expected = test::run_batch(*plain, all, {constrained(format, temperature)});
+      const auto runs = test::run_batch(*ahead, all, {constrained(format, temperature)});
+      for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(runs[i].output, expected[i].output)
+            << grammar::structured_kind_name(format->kind) << ", prompt " << i << ", temperature " << temperature;
+    }
+}
+
 TEST(StructuredOutput, SchemasAreCompiledOnceAndRefusedWithTheirReason) {
   const auto a = grammar::make_structured_output(StructuredKind::JsonSchema, kSchema);
   const auto b = grammar::make_structured_output(StructuredKind::JsonSchema, kSchema);
@@ -141,7 +159,11 @@ class ConstrainedSpeculation : public ::testing::Test {
   static EngineConfig with_oracle(const std::string& file) {
     return test::with_corrupted_oracle_trees(base_config(), file);
   }
-  static EngineConfig with_ngram() { return test::with_ngram_drafts(base_config()); }
+  static EngineConfig with_ngram() {  // with mask workers too, against a plain engine without
+    EngineConfig c = test::with_ngram_drafts(base_config());
+    c.engine.grammar_threads = 2;
+    return c;
+  }
 };
 
 TEST_F(ConstrainedSpeculation, OracleTreesGiveThePlainOutputGreedyAndSampled) {

@@ -202,6 +202,28 @@ TEST(ToolCallParserTest, TextAroundCallsIsContentAndQuotedArgumentsAreRead) {
   expect_calls(harmony.calls, {{"get_weather", R"({"city": "Rome"})"}});
 }
 
+// Arguments are passed on as the model wrote them: numbers past 64 bits and long decimals keep
+// their digits (a re-serialization would make them doubles), in every syntax, quoted or not.
+TEST(ToolCallParserTest, ArgumentsKeepTheModelsTextDigitsIncluded) {
+  const std::string args = R"({"id": 123456789012345678901234567890, "x": 0.10000000000000000000001, "s": "a}b"})";
+  const std::string quoted = Json(args).dump();  // the object inside a JSON string
+  const std::vector<std::pair<ToolCallFormat, std::string>> replies = {
+      {ToolCallFormat::Hermes, "<tool_call>\n{\"name\": \"f\", \"arguments\": " + args + "}\n</tool_call>"},
+      {ToolCallFormat::Hermes, "<tool_call>\n{\"name\": \"f\", \"arguments\": " + quoted + "}\n</tool_call>"},
+      {ToolCallFormat::Llama3Json, "{\"name\": \"f\", \"parameters\": " + args + "}"},
+      {ToolCallFormat::MistralList,
+       "[TOOL_CALLS][{\"name\": \"g\", \"arguments\": {}}, {\"arguments\": " + args + ", \"name\": \"f\"}]"},
+      {ToolCallFormat::MistralArgs, "[TOOL_CALLS]f[ARGS]" + args},
+      {ToolCallFormat::Harmony, "<|channel|>commentary to=functions.f <|constrain|>json<|message|>" + args},
+  };
+  for (const auto& [format, text] : replies) {
+    const ParsedReply reply = parse_tool_calls(format, text);
+    ASSERT_FALSE(reply.calls.empty()) << text;
+    EXPECT_EQ(reply.calls.back().name, "f") << text;
+    EXPECT_EQ(reply.calls.back().arguments, args) << text;
+  }
+}
+
 // Streamed in pieces of every size, the content sent and the calls equal the whole reply's.
 TEST(ToolCallStreamTest, PiecesOfAnySizeGiveTheWholeRepliesContentAndCalls) {
   const std::vector<std::pair<ToolCallFormat, std::string>> replies = {
