@@ -56,7 +56,7 @@ struct EngineOptions {
   std::vector<int32_t> eos_ids;
   bool check_kv_integrity = false;  // verify KV invariants after every step ([engine] check_kv_integrity)
   // Threads computing structured-output masks ahead ([engine] grammar_threads); -1: by the
-  // machine's cores (grammar::default_mask_workers).
+  // machine's cores (grammar::default_mask_workers; from_config makes it 0 for the CPU backend).
   int grammar_threads = -1;
   SpeculationOptions speculation;
 };

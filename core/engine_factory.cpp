@@ -139,7 +139,11 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
   options.check_kv_integrity = config.engine.check_kv_integrity;
-  options.grammar_threads = static_cast<int>(config.engine.grammar_threads);
+  // By default no mask workers beside the CPU backend: its forward keeps every core busy, and
+  // masks are a fraction of a percent of its step.
+  options.grammar_threads = config.engine.grammar_threads < 0 && config.engine.backend == "cpu"
+                                ? 0
+                                : static_cast<int>(config.engine.grammar_threads);
   options.speculation.max_draft_tokens = config.speculative.max_draft_tokens;
   options.speculation.max_depth = config.speculative.max_depth;
   options.speculation.adaptive = config.speculative.adaptive;

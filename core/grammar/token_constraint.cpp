@@ -89,6 +89,7 @@ std::vector<StateId> TokenConstraint::successors(StateId state) { return state_t
 
 std::vector<StateId> TokenConstraint::claim_successors(StateId state) {
   const auto tokens = state_tokens(state);
+  if (cached_masks() > kMaxCachedMasks / 2) return {};
   return tokens->successors_claimed.exchange(true) ? std::vector<StateId>() : tokens->successors;
 }
 

@@ -48,7 +48,9 @@ class TokenConstraint {
   std::vector<StateId> successors(StateId state);
   static constexpr size_t kMaxSuccessors = 64;
   // successors(state) the first time it is called for `state` since its mask was computed, then
-  // none: the engine queues a state's successors for the workers once, not every step.
+  // none: the engine queues a state's successors for the workers once, not every step. None
+  // either while the mask cache is more than half full: a grammar with more states than the
+  // cache holds would otherwise have masks in use evicted for guesses.
   std::vector<StateId> claim_successors(StateId state);
 
   // Whether `state`'s mask is cached, or being computed.

@@ -30,17 +30,16 @@ VocabularyTrie::VocabularyTrie(const std::vector<std::optional<std::string>>& to
     }
     build[at].tokens.push_back(static_cast<int32_t>(id));
   }
-  // Depth-first (pre-order) ids: a mask's walk goes depth first, so it reads the nodes and edges
-  // in memory order.
-  std::vector<int32_t> order, flat_id(build.size(), -1), stack{0};
-  while (!stack.empty()) {
-    const int32_t at = stack.back();
-    stack.pop_back();
-    flat_id[at] = static_cast<int32_t>(order.size());
-    order.push_back(at);
-    auto& kids = build[at].children;
+  // Breadth-first ids: a node's children are neighbours, so a mask's walk reads them together.
+  std::vector<int32_t> order{0}, flat_id(build.size(), -1);
+  flat_id[0] = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    auto& kids = build[order[i]].children;
     std::sort(kids.begin(), kids.end());
-    for (auto kid = kids.rbegin(); kid != kids.rend(); ++kid) stack.push_back(kid->second);
+    for (auto& kid : kids) {
+      flat_id[kid.second] = static_cast<int32_t>(order.size());
+      order.push_back(kid.second);
+    }
   }
   nodes_.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
@@ -49,14 +48,24 @@ VocabularyTrie::VocabularyTrie(const std::vector<std::optional<std::string>>& to
     n.first_edge = static_cast<int32_t>(edges_.size());
     n.num_edges = static_cast<int32_t>(b.children.size());
     for (auto& kid : b.children) edges_.push_back({kid.first, flat_id[kid.second]});
+  }
+  // Tokens depth first (pre-order): each subtree's tokens are one range.
+  std::vector<int32_t> stack{0};
+  while (!stack.empty()) {
+    const int32_t at = stack.back();
+    stack.pop_back();
+    const std::vector<int32_t>& here = build[order[at]].tokens;
+    Node& n = nodes_[at];
     n.first_token = static_cast<int32_t>(tokens_.size());
-    n.num_tokens = static_cast<int32_t>(b.tokens.size());
-    tokens_.insert(tokens_.end(), b.tokens.begin(), b.tokens.end());
+    n.num_tokens = static_cast<int32_t>(here.size());
+    tokens_.insert(tokens_.end(), here.begin(), here.end());
+    for (int32_t e = n.first_edge + n.num_edges - 1; e >= n.first_edge; --e) stack.push_back(edges_[e].child);
   }
   summarize_subtrees();
 }
 
-// Children come after their parent (pre-order), so one backward pass sees every subtree whole.
+// Children come after their parent (breadth first), so one backward pass sees every subtree
+// whole; a subtree's tokens start at its root's first_token (depth first).
 void VocabularyTrie::summarize_subtrees() {
   for (auto i = static_cast<int32_t>(nodes_.size()) - 1; i >= 0; --i) {
     Node& n = nodes_[i];

@@ -23,7 +23,7 @@ class VocabularyTrie {
     int32_t first_edge = 0, num_edges = 0;
     int32_t first_token = 0, num_tokens = 0;  // the tokens whose bytes end here
     // The tokens of the whole subtree (this node's first) are token(first_token) up to
-    // token(subtree_end - 1): ids are laid out depth first.
+    // token(subtree_end - 1): tokens are laid out depth first (nodes breadth first).
     int32_t subtree_end = 0;
     // When every byte below this node is plain (is_plain), the most of them a token adds past
     // it; -1 when some is not, or nothing is below.

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Structured output's cost on the GPU (docs/structured_output.md#cost): the Llama-3-8B-shape
+# checkpoint (made if missing, as gpu_bench.sh does) with the Llama 3 tokenizer and
+# configs/schemas/person.json. Each round runs a fresh process per arm with the variants off,
+# off/grammar (cold: the schema's masks are computed as the requests go) and off/grammar again
+# (warm: every mask cached), at each batch size. Arms: `workers` (the default mask workers) and
+# `none` ([engine] grammar_threads = 0). The tokens/s ratio against off is the cost.
+#   ROUNDS=3 BATCHES="1 32" ARMS="workers none" scripts/gpu_structured_bench.sh
+# Needs build/apps/drift, build/plugins and .deps carried, shared/tools/make_shape.py.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-logs}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
+ckpt=${CKPT:-/tmp/llama3-8b}
+[ -f "$ckpt/config.json" ] || python3 shared/tools/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+tok=$PWD/tests/data/tokenizers/llama3
+[ -f "$tok/tokenizer.json" ] || tar xJf "$tok/tokenizer.json.tar.xz" -C "$tok"
+cp "$tok/tokenizer.json" "$tok/tokenizer_config.json" "$ckpt/"
+printf 'schema_version = 1\n[engine]\nbackend = "cuda"\ngrammar_threads = 0\n' > "$out/no_workers.toml"
+echo "cores: $(nproc)"
+for round in $(seq "${ROUNDS:-3}"); do
+  for batch in ${BATCHES:-1 32}; do
+    for arm in ${ARMS:-workers none}; do
+      config=()
+      [ "$arm" = none ] && config=(--config "$out/no_workers.toml")
+      echo "== round $round, batch $batch, $arm"
+      ./build/apps/drift bench "${config[@]}" --model "$ckpt" --backend cuda --json-schema configs/schemas/person.json \
+        --variants off,off/grammar,off/grammar --ignore-eos --max-new-tokens 128 --concurrency "$batch" \
+        --num-prompts "$batch" 2>&1 | grep -E "^/|^structured|error"
+    done
+  done
+done
