@@ -116,7 +116,8 @@ void EngineLoop::admit(Submission& submission) {
     return reject(submission, error);
   }
   submission.stream->admit();
-  for (size_t i = 0; i < ids.size(); ++i) active_.emplace(ids[i], Active{submission.stream, static_cast<int64_t>(i)});
+  for (size_t i = 0; i < ids.size(); ++i)
+    active_.emplace(ids[i], Active{submission.stream, static_cast<int64_t>(i), std::nullopt});
 }
 
 void EngineLoop::reject(Submission& submission, const std::string& error) {

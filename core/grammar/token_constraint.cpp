@@ -152,7 +152,7 @@ std::shared_ptr<const TokenConstraint::StateTokens> TokenConstraint::compute(Sta
     todo.pop_back();
     const VocabularyTrie::Node& node = trie.node(at.node);
     const GrammarAutomaton::TransitionRow* row = automaton_.cached_transitions(at.state);
-    // Last edge first: the first child is visited next, the trie's memory order.
+    // Last edge first: the stack then hands out the children in byte order.
     for (int32_t e = node.first_edge + node.num_edges - 1; e >= node.first_edge; --e) {
       const VocabularyTrie::Edge edge = trie.edge(e);
       StateId next = row ? (*row)[edge.byte].load(std::memory_order_acquire) : -1;

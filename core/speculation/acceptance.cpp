@@ -37,8 +37,8 @@ std::vector<RowSampling> pick_rows(const DraftTree& tree, const SamplingParams& 
                                    uint64_t first_output_index) {
   std::vector<RowSampling> rows;
   rows.reserve(tree.size() + 1);
-  rows.push_back({params, seed, first_output_index, {}});
-  for (int32_t depth : tree.depths()) rows.push_back({params, seed, first_output_index + depth, {}});
+  rows.push_back({params, seed, first_output_index, {}, nullptr});
+  for (int32_t depth : tree.depths()) rows.push_back({params, seed, first_output_index + depth, {}, nullptr});
   return rows;
 }
 

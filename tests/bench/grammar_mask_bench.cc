@@ -3,12 +3,15 @@
 // benchmark's), along random outputs the grammar allows (each token drawn uniformly from the
 // mask). Cold: a fresh constraint, every state's mask computed (the first request with a new
 // schema); warm: the same outputs again, every mask cached; vocabulary: the byte trie built once
-// per engine. Run: build/tests/bench/drift_bench_grammar_mask (DRIFT_TEST_DATA overrides the
-// data folder). Reports masks per second and the mean time per mask.
+// per engine; device steps: an engine's decode steps against a simulated device forward, with and
+// without mask workers. Run: build/tests/bench/drift_bench_grammar_mask (DRIFT_TEST_DATA overrides
+// the data folder). Reports masks per second and the mean time per mask.
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 
 #include <benchmark/benchmark.h>
 
@@ -90,6 +93,65 @@ void BM_WarmMasks(benchmark::State& state) {
   state.counters["masks/s"] = benchmark::Counter(static_cast<double>(masks), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_WarmMasks)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// An engine's decode steps against a simulated device: `batch` requests with person.json over
+// Llama 3's vocabulary start cold; each step the masks are made as Engine::add_masks makes them
+// (what no worker started, then the workers' ones) while a device forward of 5 ms runs, and a
+// committed token queues the request's next mask as Engine::commit does. Reports the host mask
+// time per step and what of it the forward does not hide (exposed), with 0 or N mask workers.
+// Args: batch, workers.
+void BM_DeviceSteps(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kDevice = std::chrono::microseconds(5000);
+  constexpr int kSteps = 128;
+  const auto schema = person_schema();
+  const Vocabulary& v = vocabulary(1);
+  const auto batch = static_cast<size_t>(state.range(0));
+  double mask_seconds = 0, exposed_seconds = 0;
+  int64_t steps = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    ConstraintRegistry registry(*v.tokenizer, v.tokenizer->vocab_size(), {v.end}, static_cast<int>(state.range(1)));
+    registry.vocabulary();
+    auto constraint = registry.constraint(*schema);
+    std::vector<StateId> states(batch, constraint->start());
+    std::mt19937 rng(3);
+    state.ResumeTiming();
+    for (int step = 0; step < kSteps; ++step, ++steps) {
+      const auto launch = Clock::now();
+      for (StateId s : states) constraint->prepare(s);
+      std::vector<std::shared_ptr<const TokenMask>> masks;
+      for (StateId s : states) {
+        masks.push_back(constraint->mask(s));
+        registry.workers().compute_ahead(constraint, constraint->claim_successors(s));
+      }
+      const auto made = Clock::now() - launch;
+      mask_seconds += std::chrono::duration<double>(made).count();
+      exposed_seconds += std::chrono::duration<double>(std::max<Clock::duration>(made - kDevice, {})).count();
+      std::this_thread::sleep_until(launch + kDevice);
+      for (size_t r = 0; r < batch; ++r) {  // the device's pick: a random allowed token
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < static_cast<int32_t>(masks[r]->words.size() * 32); ++id)
+          if (masks[r]->allows(id) && id != v.end) allowed.push_back(id);
+        // A request whose grammar is done ends; a new one takes its slot.
+        states[r] =
+            allowed.empty() ? constraint->start() : constraint->advance(states[r], allowed[rng() % allowed.size()]);
+        if (!constraint->has_mask(states[r])) registry.workers().compute_now(constraint, std::span(&states[r], 1));
+      }
+    }
+  }
+  state.counters["mask_ms/step"] = 1e3 * mask_seconds / static_cast<double>(steps);
+  state.counters["exposed_ms/step"] = 1e3 * exposed_seconds / static_cast<double>(steps);
+  state.counters["exposed%"] = 100 * exposed_seconds / (static_cast<double>(steps) * 5e-3);
+}
+BENCHMARK(BM_DeviceSteps)
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({32, 0})
+    ->Args({32, 1})
+    ->Args({32, 7})
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond);
 
 // The vocabulary's byte trie, built once per engine from the tokenizer.
 void BM_Vocabulary(benchmark::State& state) {
