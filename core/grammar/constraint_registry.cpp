@@ -1,5 +1,7 @@
 #include "core/grammar/constraint_registry.h"
 
+#include <system_error>
+
 #include "core/tokenizer/tokenizer.h"
 
 namespace drift::grammar {
@@ -7,14 +9,20 @@ namespace drift::grammar {
 ConstraintRegistry::ConstraintRegistry(const Tokenizer& tokenizer, int32_t vocab_size, std::vector<int32_t> end_tokens,
                                        int mask_workers)
     : tokenizer_(tokenizer), vocab_size_(vocab_size), end_tokens_(std::move(end_tokens)), workers_(mask_workers) {
-  // Tokenizer::token_bytes only reads the tokenizer's tables: safe beside the engine's encoding.
-  building_ = std::async(std::launch::async, [this] {
+  const auto build = [this] {
     // The model's vocabulary may be larger than the tokenizer's (padding rows): those ids are
     // never text.
     std::vector<std::optional<std::string>> bytes(static_cast<size_t>(vocab_size_));
     for (int32_t id = 0; id < vocab_size_; ++id) bytes[id] = tokenizer_.token_bytes(id);
     return std::make_shared<const VocabularyTrie>(bytes);
-  });
+  };
+  // Tokenizer::token_bytes only reads the tokenizer's tables: safe beside the engine's encoding.
+  // Without a thread to spare, the first request with a format builds it.
+  try {
+    building_ = std::async(std::launch::async, build);
+  } catch (const std::system_error&) {
+    building_ = std::async(std::launch::deferred, build);
+  }
 }
 
 const VocabularyTrie& ConstraintRegistry::vocabulary() {

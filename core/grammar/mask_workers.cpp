@@ -1,11 +1,15 @@
 #include "core/grammar/mask_workers.h"
 
 #include <algorithm>
+#include <system_error>
 
 namespace drift::grammar {
 
 MaskWorkers::MaskWorkers(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  try {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  } catch (const std::system_error&) {  // fewer workers, or none: masks are still made when asked for
+  }
 }
 
 MaskWorkers::~MaskWorkers() {
