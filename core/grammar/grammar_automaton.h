@@ -80,7 +80,7 @@ class GrammarAutomaton {
     std::vector<int32_t> stacks;  // sorted node ids, each at a Bytes element
     bool accepting = false;
     std::atomic<Row*> next{nullptr};     // made on the first transition computed, owned by rows_
-    std::atomic<int16_t> plain_run{-1};  // -1: not found yet (threads racing find the same value)
+    std::atomic<int16_t> plain_run{-1};  // -1: not found yet (racing threads store true lower bounds)
   };
   static constexpr int32_t kChunkBits = 12;
   static constexpr int32_t kChunkSize = 1 << kChunkBits;

@@ -1,14 +1,14 @@
 #include "core/grammar/mask_workers.h"
 
 #include <algorithm>
-#include <system_error>
+#include <exception>
 
 namespace drift::grammar {
 
 MaskWorkers::MaskWorkers(int threads) {
   try {
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
-  } catch (const std::system_error&) {  // fewer workers, or none: masks are still made when asked for
+  } catch (const std::exception&) {  // fewer workers, or none: masks are still made when asked for
   }
 }
 

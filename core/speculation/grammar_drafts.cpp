@@ -35,7 +35,15 @@ void release_end_tokens(RowSampling& row, const grammar::TokenMask& mask) {
 
 void prepare_grammar_masks(const DraftTree& tree, grammar::TokenConstraint& constraint, StateId root) {
   constraint.prepare(root);
-  for (StateId state : draft_states(constraint, root, tree)) constraint.prepare(state);
+  // draft_states without its mask lookups (an end token's node is its parent's state, already
+  // prepared): this pass must not wait for a worker.
+  std::vector<StateId> states(tree.size(), GrammarAutomaton::kDead);
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const StateId parent = tree.parents[i] < 0 ? root : states[tree.parents[i]];
+    if (parent == GrammarAutomaton::kDead) continue;
+    states[i] = constraint.is_end(tree.tokens[i]) ? parent : constraint.advance(parent, tree.tokens[i]);
+    if (states[i] != GrammarAutomaton::kDead) constraint.prepare(states[i]);
+  }
 }
 
 void add_grammar_masks(std::span<RowSampling> rows, const DraftTree& tree, grammar::TokenConstraint& constraint,

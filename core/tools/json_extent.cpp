@@ -93,10 +93,12 @@ bool for_each_member(std::string_view text, bool object, Visit visit) {
 
 std::optional<std::string_view> member_text(std::string_view object, std::string_view key) {
   std::optional<std::string_view> found;
+  bool escaped = false;  // a key with escapes may spell `key` too: only a parser can say
   const bool whole = for_each_member(object, true, [&](std::string_view k, std::string_view value) {
+    escaped = escaped || k.find('\\') != std::string_view::npos;
     if (k == key) found = value;
   });
-  return whole ? found : std::nullopt;
+  return whole && !escaped ? found : std::nullopt;
 }
 
 std::optional<std::vector<std::string_view>> element_texts(std::string_view array) {

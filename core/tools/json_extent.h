@@ -15,9 +15,9 @@ namespace drift::tools {
 std::optional<size_t> json_value_end(std::string_view text, size_t begin);
 
 // The text of member `key`'s value in `object`, a whole JSON object (the last one when the key
-// repeats, as a parser keeps it), or nullopt when there is none -- also for a key spelled with
-// escapes, which only a parser would match. A tool call's arguments are passed on as the model
-// wrote them, not re-serialized (numbers past 64 bits would become doubles).
+// repeats, as a parser keeps it), or nullopt when there is none -- and whenever any key is
+// written with escapes (it may spell `key` too; only a parser can say). A tool call's arguments are passed on as the
+// model wrote them, not re-serialized (numbers past 64 bits would become doubles).
 std::optional<std::string_view> member_text(std::string_view object, std::string_view key);
 // The texts of the elements of `array`, a whole JSON array, or nullopt.
 std::optional<std::vector<std::string_view>> element_texts(std::string_view array);

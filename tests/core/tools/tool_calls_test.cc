@@ -221,7 +221,13 @@ TEST(ToolCallParserTest, ArgumentsKeepTheModelsTextDigitsIncluded) {
     ASSERT_FALSE(reply.calls.empty()) << text;
     EXPECT_EQ(reply.calls.back().name, "f") << text;
     EXPECT_EQ(reply.calls.back().arguments, args) << text;
-  }
+  }  // A key spelled with escapes is the parser's to match: the later "arguments" wins, as it does
+  // in the parsed object.
+  const ParsedReply escaped =
+      parse_tool_calls(ToolCallFormat::Hermes,
+                       R"(<tool_call>{"name": "f", "arguments": {"a": 1}, "argu\u006dents": {"b": 2}}</tool_call>)");
+  ASSERT_EQ(escaped.calls.size(), 1u);
+  EXPECT_EQ(Json::parse(escaped.calls[0].arguments), Json::parse(R"({"b": 2})"));
 }
 
 // Streamed in pieces of every size, the content sent and the calls equal the whole reply's.
