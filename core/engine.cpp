@@ -253,16 +253,21 @@ std::vector<RowSampling> Engine::logit_rows(const SchedulerOutput& scheduled) co
 // The successors of each request's state go to the workers: next step's masks.
 void Engine::add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling>& rows) {
   const auto start = Clock::now();
-  for (const ScheduledChunk& chunk : scheduled.chunks)
-    if (chunk.wants_logits && chunk.seq->grammar)
-      prepare_grammar_masks(chunk.draft, *chunk.seq->grammar, chunk.seq->grammar_state);
+  std::vector<std::vector<grammar::StateId>> states(scheduled.chunks.size());
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
+    if (!chunk.wants_logits || !chunk.seq->grammar) continue;
+    states[c] = row_states(*chunk.seq->grammar, chunk.seq->grammar_state, chunk.draft);
+    for (grammar::StateId s : states[c]) chunk.seq->grammar->prepare(s);
+  }
   size_t first = 0;
-  for (const ScheduledChunk& chunk : scheduled.chunks) {
+  for (size_t c = 0; c < scheduled.chunks.size(); ++c) {
+    const ScheduledChunk& chunk = scheduled.chunks[c];
     if (!chunk.wants_logits) continue;
     const size_t count = 1 + chunk.draft.size();
     const Sequence& seq = *chunk.seq;
     if (seq.grammar) {
-      add_grammar_masks(std::span(rows).subspan(first, count), chunk.draft, *seq.grammar, seq.grammar_state);
+      add_grammar_masks(std::span(rows).subspan(first, count), states[c], *seq.grammar);
       grammars_->workers().compute_ahead(seq.grammar, seq.grammar->claim_successors(seq.grammar_state));
       metrics_.masked_rows += static_cast<int64_t>(count);
     }

@@ -9,22 +9,14 @@
 #                       anything is timed (it loads every core); then our sweep, then the peer.
 # Needs shared/ in the checkout with tools/make_shape.py and peers/ (the Llama 3 tokenizer llama.cpp's
 # converter reads ships in tests/data/tokenizers/llama3).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-logs}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
-ckpt=${CKPT:-/tmp/llama3-8b}
-checkpoint() {
-  [ -f "$ckpt/config.json" ] || python3 shared/tools/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
-}
+source "$(dirname "$0")/gpu_env.sh"
 ours() {
-  checkpoint
+  llama3_checkpoint
   ./build/apps/drift bench --model "$ckpt" --backend cuda --sweep ${SWEEP_ARGS:-} --json "$out/sweep.json" \
     2> >(tee "$out/sweep.err" | grep -vE "^\[.*\] \[info\]" >&2)
 }
 peer() {
-  checkpoint
+  llama3_checkpoint
   local tok=$PWD/tests/data/tokenizers/llama3
   [ -f "$tok/tokenizer.json" ] || tar xJf "$tok/tokenizer.json.tar.xz" -C "$tok"
   TOKENIZER_DIR=$tok bash scripts/bench_peer_llamacpp.sh bench "$ckpt"
@@ -35,7 +27,7 @@ case "${1:-}" in
   all)
     bash scripts/bench_peer_llamacpp.sh build > "$out/peer-build.out" 2>&1 &
     build_pid=$!
-    checkpoint
+    llama3_checkpoint
     wait "$build_pid" || echo "llama.cpp build failed: see $out/llamacpp-build.log" >&2
     ours
     peer

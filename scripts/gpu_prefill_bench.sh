@@ -5,16 +5,11 @@
 # kernel (kernel_trace_summary.py --eager), and llama.cpp's pp512 / pp8192 on the same checkpoint
 # (built in the same call; scripts/bench_peer_llamacpp.sh). Writes under $OUT (or gpu-logs/).
 # Needs shared/ in the checkout with tools/make_shape.py and peers/ (as scripts/gpu_bench.sh).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-logs}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
-ckpt=${CKPT:-/tmp/llama3-8b}
+source "$(dirname "$0")/gpu_env.sh"
 drift=./build/apps/drift
 bash scripts/bench_peer_llamacpp.sh build > "$out/peer-build.out" 2>&1 &
 build_pid=$!
-[ -f "$ckpt/config.json" ] || python3 shared/tools/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+llama3_checkpoint
 wait "$build_pid" || echo "llama.cpp build failed: see $out/llamacpp-build.log" >&2
 for round in 1 2; do
   for mb in ${CHUNKS_MB:-64 256 1024}; do

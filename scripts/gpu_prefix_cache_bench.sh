@@ -4,13 +4,8 @@
 # plugins/prefix_cache side by side in one process: TTFT, hit rate, prefill tokens avoided, and
 # whether the outputs are equal. Concurrency 1 (TTFT of a lone request) and 16 (a busy server).
 # Needs shared/ in the checkout (tools/golden/make_shape.py); writes under $OUT (or gpu-logs/).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-logs}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
-ckpt=${CKPT:-/tmp/llama3-8b}
-[ -f "$ckpt/config.json" ] || python3 shared/tools/golden/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+source "$(dirname "$0")/gpu_env.sh"
+llama3_checkpoint
 work=$(mktemp -d)
 # 64 user prompts of 32-160 random ids (the checkpoint has no tokenizer).
 python3 - "$work/prompts.jsonl" <<'PY'

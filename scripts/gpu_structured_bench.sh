@@ -7,16 +7,17 @@
 # `none` ([engine] grammar_threads = 0). The tokens/s ratio against off is the cost.
 #   ROUNDS=3 BATCHES="1 32" ARMS="workers none" scripts/gpu_structured_bench.sh
 # Needs build/apps/drift, build/plugins and .deps carried, shared/tools/make_shape.py.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-logs}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
-ckpt=${CKPT:-/tmp/llama3-8b}
-[ -f "$ckpt/config.json" ] || python3 shared/tools/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+source "$(dirname "$0")/gpu_env.sh"
+llama3_checkpoint
 tok=$PWD/tests/data/tokenizers/llama3
 [ -f "$tok/tokenizer.json" ] || tar xJf "$tok/tokenizer.json.tar.xz" -C "$tok"
-cp "$tok/tokenizer.json" "$tok/tokenizer_config.json" "$ckpt/"
+# The checkpoint with a tokenizer (structured output needs one) beside it, links to its files:
+# the other scripts' runs of $ckpt stay without one.
+model=${ckpt%/}-tokenizer
+mkdir -p "$model"
+ln -sf "$ckpt"/* "$model"/
+rm -f "$model"/tokenizer*.json  # never written through a link into $ckpt
+cp "$tok/tokenizer.json" "$tok/tokenizer_config.json" "$model/"
 printf 'schema_version = 1\n[engine]\nbackend = "cuda"\ngrammar_threads = 0\n' > "$out/no_workers.toml"
 echo "cores: $(nproc)"
 for round in $(seq "${ROUNDS:-3}"); do
@@ -25,7 +26,7 @@ for round in $(seq "${ROUNDS:-3}"); do
       config=()
       [ "$arm" = none ] && config=(--config "$out/no_workers.toml")
       echo "== round $round, batch $batch, $arm"
-      ./build/apps/drift bench "${config[@]}" --model "$ckpt" --backend cuda --json-schema configs/schemas/person.json \
+      ./build/apps/drift bench "${config[@]}" --model "$model" --backend cuda --json-schema configs/schemas/person.json \
         --variants off,off/grammar,off/grammar --ignore-eos --max-new-tokens 128 --concurrency "$batch" \
         --num-prompts "$batch" 2>&1 | grep -E "^/|^structured|error"
     done

@@ -53,8 +53,6 @@ class TokenConstraint {
   // cache holds would otherwise have masks in use evicted for guesses.
   std::vector<StateId> claim_successors(StateId state);
 
-  // Whether `token` is one of the end tokens (they keep the state where the mask allows them).
-  bool is_end(int32_t token) const;
   // Whether `state`'s mask is cached, or being computed.
   bool has_mask(StateId state);
   // Computes `state`'s mask unless a thread has already started it; never waits. Whether this
@@ -78,6 +76,7 @@ class TokenConstraint {
   Pending find_or_claim(StateId state, std::promise<std::shared_ptr<const StateTokens>>& claim, bool& claimed);
   void publish(StateId state, std::promise<std::shared_ptr<const StateTokens>>& claim);
   std::shared_ptr<const StateTokens> compute(StateId state);
+  bool is_end(int32_t token) const;
 
   GrammarAutomaton automaton_;
   std::shared_ptr<const VocabularyTrie> vocabulary_;

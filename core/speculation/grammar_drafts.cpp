@@ -33,26 +33,18 @@ void release_end_tokens(RowSampling& row, const grammar::TokenMask& mask) {
 
 }  // namespace
 
-void prepare_grammar_masks(const DraftTree& tree, grammar::TokenConstraint& constraint, StateId root) {
-  constraint.prepare(root);
-  // draft_states without its mask lookups (an end token's node is its parent's state, already
-  // prepared): this pass must not wait for a worker.
-  std::vector<StateId> states(tree.size(), GrammarAutomaton::kDead);
-  for (size_t i = 0; i < tree.size(); ++i) {
-    const StateId parent = tree.parents[i] < 0 ? root : states[tree.parents[i]];
-    if (parent == GrammarAutomaton::kDead) continue;
-    states[i] = constraint.is_end(tree.tokens[i]) ? parent : constraint.advance(parent, tree.tokens[i]);
-    if (states[i] != GrammarAutomaton::kDead) constraint.prepare(states[i]);
-  }
+std::vector<StateId> row_states(grammar::TokenConstraint& constraint, StateId root, const DraftTree& tree) {
+  std::vector<StateId> states{root};
+  const std::vector<StateId> nodes = draft_states(constraint, root, tree);
+  states.insert(states.end(), nodes.begin(), nodes.end());
+  return states;
 }
 
-void add_grammar_masks(std::span<RowSampling> rows, const DraftTree& tree, grammar::TokenConstraint& constraint,
-                       StateId root) {
-  const std::vector<StateId> states = draft_states(constraint, root, tree);
+void add_grammar_masks(std::span<RowSampling> rows, std::span<const StateId> states,
+                       grammar::TokenConstraint& constraint) {
   for (size_t r = 0; r < rows.size(); ++r) {
-    const StateId state = r == 0 ? root : states[r - 1];
-    rows[r].allowed = constraint.mask(state);
-    if (constraint.must_end(state)) release_end_tokens(rows[r], *rows[r].allowed);
+    rows[r].allowed = constraint.mask(states[r]);
+    if (constraint.must_end(states[r])) release_end_tokens(rows[r], *rows[r].allowed);
   }
 }
 

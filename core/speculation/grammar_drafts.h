@@ -18,14 +18,15 @@ std::vector<grammar::StateId> draft_states(grammar::TokenConstraint& constraint,
                                            const DraftTree& tree);
 // The tree without the nodes the grammar does not allow, nor their descendants.
 DraftTree cut_to_grammar(const DraftTree& tree, grammar::TokenConstraint& constraint, grammar::StateId root);
-// Computes the masks add_grammar_masks will read (the root's state, then each node's) that no
-// other thread has started, leaving a mask worker's to it: the engine calls this for every chunk
-// of a step first, so it and the workers share the step's new masks instead of waiting in turn.
-void prepare_grammar_masks(const DraftTree& tree, grammar::TokenConstraint& constraint, grammar::StateId root);
-// pick_rows' rows (root, then node i at 1 + i) given their masks. A row whose grammar state allows
-// only the end tokens drops the adjustments that would hold those back (min_tokens): the grammar
-// is done, and nothing else could be picked.
-void add_grammar_masks(std::span<RowSampling> rows, const DraftTree& tree, grammar::TokenConstraint& constraint,
-                       grammar::StateId root);
+// The grammar state of each row a chunk's logits give: the root's, then each draft node's (as
+// draft_states). The engine makes them once per step and both passes of Engine::add_masks read
+// them: the first prepares every mask no worker has started, the second takes the masks.
+std::vector<grammar::StateId> row_states(grammar::TokenConstraint& constraint, grammar::StateId root,
+                                         const DraftTree& tree);
+// pick_rows' rows (root, then node i at 1 + i) given the masks of `states` (row_states). A row
+// whose grammar state allows only the end tokens drops the adjustments that would hold those back
+// (min_tokens): the grammar is done, and nothing else could be picked.
+void add_grammar_masks(std::span<RowSampling> rows, std::span<const grammar::StateId> states,
+                       grammar::TokenConstraint& constraint);
 
 }  // namespace drift

@@ -6,6 +6,13 @@
 
 namespace drift::tools {
 
+constexpr std::string_view kSpace = " \t\r\n";  // JSON's whitespace
+
+size_t skip_json_space(std::string_view text, size_t pos) {
+  const size_t next = text.find_first_not_of(kSpace, pos);
+  return next == std::string_view::npos ? text.size() : next;
+}
+
 std::optional<size_t> json_value_end(std::string_view text, size_t begin) {
   if (begin >= text.size() || (text[begin] != '{' && text[begin] != '[')) return std::nullopt;
   int depth = 0;
@@ -29,13 +36,6 @@ std::optional<size_t> json_value_end(std::string_view text, size_t begin) {
 }
 
 namespace {
-
-constexpr std::string_view kSpace = " \t\r\n";
-
-size_t skip_space(std::string_view text, size_t pos) {
-  const size_t next = text.find_first_not_of(kSpace, pos);
-  return next == std::string_view::npos ? text.size() : next;
-}
 
 // Just past the string that starts at text[begin] ('"').
 std::optional<size_t> string_end(std::string_view text, size_t begin) {
@@ -63,29 +63,29 @@ std::optional<size_t> any_value_end(std::string_view text, size_t begin) {
 // false when the text is not one plainly.
 template <typename Visit>
 bool for_each_member(std::string_view text, bool object, Visit visit) {
-  size_t i = skip_space(text, 0);
+  size_t i = skip_json_space(text, 0);
   if (i >= text.size() || text[i] != (object ? '{' : '[')) return false;
-  i = skip_space(text, i + 1);
-  if (i < text.size() && text[i] == (object ? '}' : ']')) return skip_space(text, i + 1) == text.size();
+  i = skip_json_space(text, i + 1);
+  if (i < text.size() && text[i] == (object ? '}' : ']')) return skip_json_space(text, i + 1) == text.size();
   for (;;) {
     std::string_view key;
     if (object) {
       const auto key_end = i < text.size() && text[i] == '"' ? string_end(text, i) : std::nullopt;
       if (!key_end) return false;
       key = text.substr(i + 1, *key_end - i - 2);
-      i = skip_space(text, *key_end);
+      i = skip_json_space(text, *key_end);
       if (i >= text.size() || text[i] != ':') return false;
-      i = skip_space(text, i + 1);
+      i = skip_json_space(text, i + 1);
     }
     const auto end = any_value_end(text, i);
     if (!end) return false;
     visit(key, text.substr(i, *end - i));
-    i = skip_space(text, *end);
+    i = skip_json_space(text, *end);
     if (i < text.size() && text[i] == ',') {
-      i = skip_space(text, i + 1);
+      i = skip_json_space(text, i + 1);
       continue;
     }
-    return i < text.size() && text[i] == (object ? '}' : ']') && skip_space(text, i + 1) == text.size();
+    return i < text.size() && text[i] == (object ? '}' : ']') && skip_json_space(text, i + 1) == text.size();
   }
 }
 

@@ -8,6 +8,9 @@
 
 namespace drift::tools {
 
+// The first index at or after `pos` that is not JSON whitespace (text.size() when none is).
+size_t skip_json_space(std::string_view text, size_t pos);
+
 // The index just past the object or array that starts at text[begin] ('{' or '['), found by
 // bracket depth outside strings (escapes honoured); nullopt when it does not close in `text`, or
 // nests deeper than kMaxJsonDepth (nlohmann copies and prints values recursively: a model's or a

@@ -13,11 +13,6 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::string_view kWhitespace = " \t\r\n";
 
-size_t skip_space(std::string_view text, size_t pos) {
-  const size_t next = text.find_first_not_of(kWhitespace, pos);
-  return next == std::string_view::npos ? text.size() : next;
-}
-
 std::string right_trimmed(std::string text) {
   const size_t last = text.find_last_not_of(kWhitespace);
   text.erase(last == std::string::npos ? 0 : last + 1);
@@ -46,8 +41,8 @@ std::optional<std::string> arguments_text(const Json& arguments, std::optional<s
   if (arguments.is_object()) return written ? std::string(*written) : arguments.dump();
   if (!arguments.is_string()) return std::nullopt;
   const std::string_view inner = arguments.get_ref<const std::string&>();
-  const auto object = json_at(inner, skip_space(inner, 0));  // bounded depth, like the reply's own
-  if (!object || !object->value.is_object() || skip_space(inner, object->end) != inner.size()) return std::nullopt;
+  const auto object = json_at(inner, skip_json_space(inner, 0));  // bounded depth, like the reply's own
+  if (!object || !object->value.is_object() || skip_json_space(inner, object->end) != inner.size()) return std::nullopt;
   return std::string(object->text);
 }
 
@@ -82,13 +77,13 @@ ParsedReply parse_hermes(std::string_view text) {
   for (;;) {
     const size_t at = text.find(open, pos);
     if (at == std::string_view::npos) break;
-    const auto object = json_at(text, skip_space(text, at + open.size()));
+    const auto object = json_at(text, skip_json_space(text, at + open.size()));
     const auto call =
         object ? call_from_object(object->value, object->text, {"arguments", "parameters"}) : std::nullopt;
     if (!call) return calls.empty() ? text_only(text) : with_calls(content + std::string(text.substr(pos)), calls);
     content += text.substr(pos, at - pos);
     calls.push_back(*call);
-    pos = skip_space(text, object->end);
+    pos = skip_json_space(text, object->end);
     if (text.substr(pos).starts_with(close)) pos += close.size();
   }
   if (calls.empty()) return text_only(text);
@@ -100,8 +95,8 @@ ParsedReply parse_hermes(std::string_view text) {
 // after an optional <|python_tag|>; text after them is content.
 ParsedReply parse_llama3(std::string_view text) {
   constexpr std::string_view python_tag = "<|python_tag|>";
-  size_t pos = skip_space(text, 0);
-  if (text.substr(pos).starts_with(python_tag)) pos = skip_space(text, pos + python_tag.size());
+  size_t pos = skip_json_space(text, 0);
+  if (text.substr(pos).starts_with(python_tag)) pos = skip_json_space(text, pos + python_tag.size());
   std::vector<ToolCall> calls;
   while (pos < text.size() && (calls.empty() || text[pos] == '{')) {
     const auto object = json_at(text, pos);
@@ -111,8 +106,8 @@ ParsedReply parse_llama3(std::string_view text) {
     const bool has_arguments = call && (object->value.contains("parameters") || object->value.contains("arguments"));
     if (!has_arguments) return text_only(text);
     calls.push_back(*call);
-    pos = skip_space(text, object->end);
-    if (pos < text.size() && text[pos] == ';') pos = skip_space(text, pos + 1);
+    pos = skip_json_space(text, object->end);
+    if (pos < text.size() && text[pos] == ';') pos = skip_json_space(text, pos + 1);
   }
   return calls.empty() ? text_only(text) : with_calls(std::string(text.substr(pos)), std::move(calls));
 }
@@ -122,7 +117,7 @@ ParsedReply parse_mistral_list(std::string_view text) {
   constexpr std::string_view marker = "[TOOL_CALLS]";
   const size_t at = text.find(marker);
   if (at == std::string_view::npos) return text_only(text);
-  const auto list = json_at(text, skip_space(text, at + marker.size()));
+  const auto list = json_at(text, skip_json_space(text, at + marker.size()));
   if (!list || !list->value.is_array() || list->value.empty()) return text_only(text);
   const auto items = element_texts(list->text);
   if (!items || items->size() != list->value.size()) return text_only(text);
@@ -148,12 +143,12 @@ ParsedReply parse_mistral_args(std::string_view text) {
     if (args_at == std::string_view::npos) return text_only(text);
     std::string_view name = text.substr(name_begin, args_at - name_begin);
     if (const size_t id_at = name.find(call_id); id_at != std::string_view::npos) name = name.substr(0, id_at);
-    const auto arguments = json_at(text, skip_space(text, args_at + args.size()));
+    const auto arguments = json_at(text, skip_json_space(text, args_at + args.size()));
     const auto arguments_json = arguments ? arguments_text(arguments->value, arguments->text) : std::nullopt;
     if (name.empty() || name.find_first_of(" \n[]{}") != std::string_view::npos || !arguments_json)
       return text_only(text);
     calls.push_back({std::string(name), *arguments_json});
-    pos = skip_space(text, arguments->end);
+    pos = skip_json_space(text, arguments->end);
   }
   return with_calls(std::string(text.substr(0, first)) + std::string(text.substr(pos)), std::move(calls));
 }
@@ -169,7 +164,7 @@ ParsedReply parse_harmony(std::string_view text) {
     const size_t name_end = std::min(text.find_first_of(" \t\n<", name_begin), text.size());
     const size_t body = text.find(message, name_end);
     if (body == std::string_view::npos) return text_only(text);
-    const auto arguments = json_at(text, skip_space(text, body + message.size()));
+    const auto arguments = json_at(text, skip_json_space(text, body + message.size()));
     const auto arguments_json = arguments ? arguments_text(arguments->value, arguments->text) : std::nullopt;
     if (name_end == name_begin || !arguments_json) return text_only(text);
     calls.push_back({std::string(text.substr(name_begin, name_end - name_begin)), *arguments_json});

@@ -39,7 +39,7 @@ TEST(GrammarDrafts, EachRowGetsTheMaskOfItsNodesStateAndTheEndIsNeverHeldBack) {
   const DraftTree tree({0, 1, 2}, {-1, 0, 1});  // a, b, c
   std::vector<RowSampling> rows(4);
   for (RowSampling& r : rows) r.adjustments = {{3, 0.0f, 1.0f, 1.0f, -INFINITY}};  // min_tokens holds the end
-  add_grammar_masks(rows, tree, *c, c->start());
+  add_grammar_masks(rows, row_states(*c, c->start(), tree), *c);
   auto allowed = [](const RowSampling& r) {
     std::vector<int32_t> ids;
     for (int32_t id = 0; id < 5; ++id)
