@@ -2,6 +2,7 @@
 // checks its output against the goldens.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -119,8 +120,13 @@ TEST_P(TokenizeGolden, MultiLineTextAndDecodeMatchGolden) {
 
 INSTANTIATE_TEST_SUITE_P(All, TokenizeGolden,
                          ::testing::Values(Dir{"llama3", "tokenizers/llama3"}, Dir{"qwen3", "tokenizers/qwen3"},
-                                           Dir{"llama2", "tokenizers/llama2"}, Dir{"tok512", "models/stories260K"}),
-                         [](const auto& info) { return info.param.golden; });
+                                           Dir{"llama2", "tokenizers/llama2"}, Dir{"tok512", "models/stories260K"},
+                                           Dir{"o200k-style", "tokenizers/o200k-style"}),
+                         [](const auto& info) {
+                           std::string name = info.param.golden;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(TokenizeCommand, AddsBosAsTheCheckpointSays) {
   Result r = run_tokenize({"--model", test_data_path("models/stories260K"), "--text", "Once upon a time"});
