@@ -8,6 +8,8 @@
 
 namespace drift {
 
+// With a sliding-window page group, prepare_window_pages (core/window_page_steps.h) must have run
+// for `scheduled` first.
 ForwardBatch build_forward_batch(const SchedulerOutput& scheduled, const KVCacheManager& kv);
 
 }  // namespace drift

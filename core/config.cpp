@@ -167,6 +167,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("memory_mb", c.kv_cache.memory_mb);
     r.read("memory_fraction", c.kv_cache.memory_fraction);
     r.read("dtype", c.kv_cache.dtype);
+    r.read("window_pages", c.kv_cache.window_pages);
     r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "scheduler", source)) {

@@ -49,6 +49,9 @@ struct KVCacheSection {
   double memory_fraction = 0.0;  // > 0 (device backends): that share of the device memory free
                                  // once the weights are loaded, instead of memory_mb
   std::string dtype = "auto";    // auto (backend's default) | float32 | float16 | bfloat16
+  // Sliding-window layers (gpt_oss) keep only the pages their window still sees, in a page group
+  // of their own; false: every layer keeps full-context KV (what a cache manager plugin needs).
+  bool window_pages = true;
 };
 
 struct SchedulerSection {

@@ -41,6 +41,10 @@ void CpuBackend::write_kv(LayerKV& kv, const Tensor& k, const Tensor& v, const A
   const int64_t row = kv.k.dim(1) * kv.k.dim(2);
   for (size_t t = 0; t < meta.slots.size(); ++t) {
     if (meta.slots[t] < 0) continue;  // a padding token: no KV (AttentionMetadata::slots)
+    // Slots come from the page group the layer belongs to; one from another group's pool could
+    // point past this layer's tensors.
+    DRIFT_CHECK(meta.slots[t] < kv.k.dim(0), "write_kv: token {}'s slot {} is outside the layer's {} KV slots", t,
+                meta.slots[t], kv.k.dim(0));
     std::memcpy(kv.k.as<float>() + meta.slots[t] * row, k.as<float>() + t * row, row * sizeof(float));
     std::memcpy(kv.v.as<float>() + meta.slots[t] * row, v.as<float>() + t * row, row * sizeof(float));
   }

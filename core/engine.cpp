@@ -16,6 +16,7 @@
 #include "core/plugin/engine_plugins.h"
 #include "core/sampler.h"
 #include "core/speculation/grammar_drafts.h"
+#include "core/window_page_steps.h"
 
 namespace drift {
 
@@ -42,6 +43,12 @@ Engine::Engine(EngineOptions options, std::unique_ptr<ModelExecutor> executor)
   kv_->set_page_copier([this](PageId src, PageId dst) { executor_->copy_page(src, dst); });
   kv_->set_slot_mover(
       [this](std::span<const int64_t> src, std::span<const int64_t> dst) { executor_->move_slots(src, dst); });
+  if (options_.window_pages > 0) {
+    kv_->enable_window_pages(options_.window_pages, options_.window);
+    kv_->window_pages()->set_page_copier([this](PageId src, PageId dst) { executor_->copy_window_page(src, dst); });
+    kv_->window_pages()->set_slot_mover(
+        [this](std::span<const int64_t> src, std::span<const int64_t> dst) { executor_->move_window_slots(src, dst); });
+  }
   scheduler_ = std::make_unique<Scheduler>(
       options_.limits, make_capacity_policy(options_.capacity_policy, options_.limits.max_seq_len), *kv_);
   speculator_ = std::make_unique<Speculator>(
@@ -72,6 +79,12 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
                                              EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype,
                                                          stream, metrics_.prefix_cache, metrics_.draft_timing},
                                              install_services);
+  // A cache manager keeps and hands back pages of the main pool, which hold no windowed layer's KV.
+  if (kv_->window_pages() && plugins_->host().has_cache_manager())
+    fail(
+        "{}: a cache manager plugin cannot be used with the model's sliding-window page group (its windowed layers "
+        "free their pages as the window passes); set [kv_cache] window_pages = false to keep full KV in every layer",
+        config.source.empty() ? "config" : config.source);
   scheduler_->set_observer(plugins_.get());
   speculator_->attach(plugins_.get(), {model.num_layers, model.num_kv_heads, options_.block_size});
 }
@@ -277,6 +290,7 @@ void Engine::add_masks(const SchedulerOutput& scheduled, std::vector<RowSampling
 }
 
 Engine::TargetOutput Engine::run_target(const SchedulerOutput& scheduled, std::span<const KvView> views) {
+  prepare_window_pages(scheduled, *kv_);
   ForwardBatch batch = build_forward_batch(scheduled, *kv_);
   speculator_->apply_views(batch, scheduled, views);
   std::vector<RowSampling> rows = logit_rows(scheduled);
@@ -368,11 +382,14 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
     DRIFT_CHECK(kv_->append(probe.kv, count), "pages vanished while scoring");
     SchedulerOutput chunk;
     chunk.chunks.push_back({&probe, start, count, false, {}});
+    prepare_window_pages(chunk, *kv_);
     ForwardBatch batch = build_forward_batch(chunk, *kv_);
     for (int64_t i = 0; i < count; ++i) batch.logit_rows.push_back(static_cast<int32_t>(i));
     Tensor part = executor_->forward(batch);
     if (plugins_) plugins_->forget_forward();
     std::copy(part.as<float>(), part.as<float>() + part.numel(), logits.as<float>() + start * vocab);
+    probe.num_computed = start + count;
+    release_passed_window_pages(chunk, *kv_);
   }
   kv_->free(probe.kv);
   return logits;
@@ -429,6 +446,7 @@ void Engine::run_step(const SchedulerOutput& scheduled) {
   metrics_.steps++;
   const double drafting_before = metrics_.draft_timing.seconds();
   process_results(scheduled, output);  // accept and commit, chunk by chunk
+  release_passed_window_pages(scheduled, *kv_);
   speculator_->record_step_time(scheduled.num_tokens(), std::chrono::duration<double>(Clock::now() - start).count());
   speculator_->draft_next(metrics_.steps, scheduler_->running());  // verified next step as lookahead
   if (decode_only) {

@@ -53,6 +53,10 @@ struct EngineOptions {
   std::string capacity_policy = "guaranteed_no_evict";
   int64_t num_pages = 0;
   int64_t block_size = 16;
+  // The sliding-window layers' page group (core/kv_window_pages.h): its pages and the layers'
+  // window; 0 pages: no group, every layer keeps its KV in the `num_pages` pool.
+  int64_t window_pages = 0;
+  int64_t window = 0;
   std::vector<int32_t> eos_ids;
   bool check_kv_integrity = false;  // verify KV invariants after every step ([engine] check_kv_integrity)
   // Threads computing structured-output masks ahead ([engine] grammar_threads); -1: by the

@@ -9,6 +9,7 @@
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/grammar/constraint_registry.h"
+#include "core/kv_window_pages.h"
 #include "core/model/model_layout.h"
 #include "core/model/model_runner.h"
 #include "core/model/model_weights.h"
@@ -20,6 +21,12 @@
 
 namespace drift {
 namespace {
+
+int64_t max_window(const ModelConfig& model) {
+  int64_t window = 0;
+  for (const LayerSpec& layer : model.layers) window = std::max(window, layer.attention_window);
+  return window;
+}
 
 // How the config sized the KV cache, for messages.
 std::string kv_budget_setting(const EngineConfig& config) {
@@ -57,11 +64,26 @@ int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
 // Host memory is mapped lazily, so an oversized KV budget would only fail once its pages fill,
 // deep into a run; refuse it up front instead, naming the setting.
 void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const KVLayout& layout) {
-  const double kv_mib = static_cast<double>(pages) * layout.bytes_per_page() / 1048576.0;
+  const double kv_mib = static_cast<double>(layout.total_bytes(pages)) / 1048576.0;
   const double host_mib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE) / 1048576.0;
   if (host_mib > 0 && kv_mib > host_mib)
     fail("{}: {} asks for a {:.0f} MiB KV cache ({} pages), more than this machine's {:.0f} MiB of memory",
          config.source, kv_budget_setting(config), kv_mib, pages, host_mib);
+}
+
+// The KV layout, with the sliding-window page group when the model has windowed layers beside
+// full ones and the config leaves [kv_cache] window_pages on: the group is sized for the most
+// sequences and step tokens the limits allow (one more sequence for Engine::score's probe).
+KVLayout kv_layout_for(const EngineConfig& config, const ModelConfig& model, const SchedulerLimits& limits,
+                       DType dtype) {
+  const ModelLayout model_layout{model};
+  KVLayout layout = model_layout.kv_layout(config.kv_cache.block_size, dtype);
+  const int64_t windowed = model_layout.window_layers();
+  if (windowed == 0 || windowed == model.num_layers || !config.kv_cache.window_pages) return layout;
+  layout.window_layers = windowed;
+  layout.window_pages_wanted = WindowPages::pages_to_never_run_short(max_window(model), config.kv_cache.block_size,
+                                                                     limits.max_batch_size + 1, limits.max_num_tokens);
+  return layout;
 }
 
 // The checkpoint's files (config.json, generation_config.json, tokenizer files) must agree with
@@ -122,10 +144,12 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
     fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")", source,
          config.kv_cache.dtype, backend->name(), dtype_name(backend->compute_dtype()));
-  const KVLayout layout = ModelLayout{model}.kv_layout(config.kv_cache.block_size, backend->compute_dtype());
-
   EngineOptions options;
   options.block_size = config.kv_cache.block_size;
+  options.capacity_policy = config.scheduler.policy;
+  options.limits.max_batch_size = config.engine.max_batch_size;
+  options.limits.max_num_tokens = config.engine.max_num_tokens;
+  const KVLayout layout = kv_layout_for(config, model, options.limits, backend->compute_dtype());
   const bool from_free_memory = config.kv_cache.num_pages == 0 && config.kv_cache.memory_fraction > 0;
   if (from_free_memory && backend->device() == Device::CPU)
     fail(
@@ -135,9 +159,6 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (!from_free_memory) options.num_pages = derive_num_pages(config, layout);
   if (backend->device() == Device::CPU)
     check_kv_fits_host_memory(config, options.num_pages, layout);  // before loading weights
-  options.capacity_policy = config.scheduler.policy;
-  options.limits.max_batch_size = config.engine.max_batch_size;
-  options.limits.max_num_tokens = config.engine.max_num_tokens;
   options.check_kv_integrity = config.engine.check_kv_integrity;
   // By default no mask workers beside the CPU backend: its forward keeps every core busy, and
   // masks are a fraction of a percent of its step.
@@ -161,9 +182,17 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
                model.num_layers, model.hidden_size, model.vocab_size);
   ModelWeights weights = load_model_weights(dir, model, *backend);
   if (from_free_memory) options.num_pages = pages_for_free_memory(config, layout, *backend);
+  options.window_pages = layout.window_pages_for(options.num_pages);
+  options.window = max_window(model);
   spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token), backend {}", options.num_pages,
-               options.block_size, options.num_pages * layout.bytes_per_page() / 1048576.0, layout.bytes_per_token(),
-               backend->name());
+               options.block_size, layout.total_bytes(options.num_pages) / 1048576.0,
+               layout.bytes_per_page() / options.block_size, backend->name());
+  if (options.window_pages > 0)
+    spdlog::info(
+        "KV cache: the {} sliding-window layers (window {}) keep only what their window sees, in {} pages of "
+        "their own ({:.1f} MiB)",
+        layout.window_layers, options.window, options.window_pages,
+        options.window_pages * layout.window_bytes_per_page() / 1048576.0);
 
   // load_tokenizer already set the tokenizer's special tokens, resolving tokenizer_config.json's
   // token strings (bos_token "<|begin_of_text|>", ...) through the tokenizer itself; re-reading
@@ -176,10 +205,11 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
 
   std::unique_ptr<ModelRunner> runner;
   try {
-    runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size);
+    runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size,
+                                           options.window_pages);
   } catch (const std::bad_alloc&) {
     fail("{}: out of memory allocating the KV cache ({} pages, {:.1f} MiB; {})", source, options.num_pages,
-         options.num_pages * layout.bytes_per_page() / 1048576.0, kv_budget_setting(config));
+         layout.total_bytes(options.num_pages) / 1048576.0, kv_budget_setting(config));
   }
   ModelRunner* runner_view = runner.get();
   auto engine = std::make_unique<Engine>(options, std::move(runner));
@@ -192,7 +222,8 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (!config.plugins.empty() || config.speculative.enabled) {
     Backend& backend_ref = *engine->backend_;
     engine->enable_plugins(config, model, special, [&backend_ref, runner_view, &model, &options](HostCallbacks& cb) {
-      EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table};
+      EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table,
+                        runner_view->windowed_layers()};
       install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));
       install_model_weight_service(cb, runner_view->weights());
     });

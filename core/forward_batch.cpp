@@ -5,6 +5,11 @@
 
 namespace drift {
 
+void ModelExecutor::copy_window_page(int32_t, int32_t) { fail("this model executor keeps no sliding-window pages"); }
+void ModelExecutor::move_window_slots(std::span<const int64_t>, std::span<const int64_t>) {
+  fail("this model executor keeps no sliding-window pages");
+}
+
 std::vector<int32_t> rows_wanting_logprobs(std::span<const RowSampling> rows) {
   std::vector<int32_t> wanting;
   for (size_t r = 0; r < rows.size(); ++r)

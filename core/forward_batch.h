@@ -15,6 +15,9 @@ struct ForwardBatch {
   std::vector<int32_t> tokens;       // [T] token ids
   std::vector<int32_t> positions;    // [T] rope positions
   AttentionMetadata attention;       // per-token sequence, visible length, KV slot; block tables
+  // With a sliding-window page group (core/kv_window_pages.h): `attention` with the windowed
+  // layers' own slots and block tables (-1 for blocks the window has passed); empty otherwise.
+  AttentionMetadata window_attention;
   std::vector<int32_t> logit_rows;   // tokens whose next-token logits are returned, in order
   // Partial KV views (core/speculation/kv_view_batch.h): empty, or one attention metadata per layer
   // that layer's attention uses instead of `attention` (whose slots still say where KV is written).
@@ -51,6 +54,9 @@ class ModelExecutor {
   virtual void copy_page(int32_t src, int32_t dst) = 0;
   // Moves the KV of slot src[i] to dst[i], in order (compaction after a verified draft tree).
   virtual void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) = 0;
+  // The same two for the sliding-window layers' page group, when the executor keeps one.
+  virtual void copy_window_page(int32_t src, int32_t dst);
+  virtual void move_window_slots(std::span<const int64_t> src, std::span<const int64_t> dst);
 
   // Hidden-state capture for draft providers (EAGLE-3 reads low/mid/high target layers): from
   // the next forward on, keep the output of each listed decoder layer, [num_tokens, hidden], in

@@ -51,8 +51,16 @@ void KVCacheManager::set_slot_mover(SlotMover mover) { impl_->slot_mover = std::
 SeqHandle KVCacheManager::create_sequence() {
   SeqHandle handle = impl_->new_handle();
   impl_->seqs.emplace(handle, SeqState{});
+  if (impl_->window) impl_->window->add(handle);
   return handle;
 }
+
+void KVCacheManager::enable_window_pages(int64_t num_pages, int64_t window) {
+  DRIFT_CHECK(impl_->seqs.empty() && !impl_->window, "window pages are enabled once, before any sequence");
+  impl_->window = std::make_unique<WindowPages>(num_pages, impl_->block_size, window);
+}
+WindowPages* KVCacheManager::window_pages() { return impl_->window.get(); }
+const WindowPages* KVCacheManager::window_pages() const { return impl_->window.get(); }
 
 int64_t KVCacheManager::pages_needed_to_append(SeqHandle seq, int64_t n) const {
   const SeqState& s = impl_->seq(seq, "pages_needed_to_append");
@@ -94,6 +102,7 @@ void KVCacheManager::rewind(SeqHandle seq, int64_t n) {
     m.decref(s.pages.back());
     s.pages.pop_back();
   }
+  if (m.window) m.window->truncate(seq, s.length);
 }
 
 void KVCacheManager::compact(SeqHandle seq, int64_t first, std::span<const int64_t> kept) {
@@ -101,7 +110,7 @@ void KVCacheManager::compact(SeqHandle seq, int64_t first, std::span<const int64
   if (first < 0 || first > s.length || static_cast<int64_t>(kept.size()) > s.length - first)
     fail("KVCacheManager::compact: cannot keep {} positions from {} of sequence {} with length {}", kept.size(),
          first, seq, s.length);
-  std::vector<int64_t> src, dst;
+  std::vector<int64_t> src, dst, from_positions, to_positions;
   for (size_t i = 0; i < kept.size(); ++i) {
     const int64_t from = kept[i], to = first + static_cast<int64_t>(i);
     if (from < to || from >= s.length || (i > 0 && from <= kept[i - 1]))
@@ -110,9 +119,12 @@ void KVCacheManager::compact(SeqHandle seq, int64_t first, std::span<const int64
     if (from == to) continue;
     src.push_back(slot(seq, from));
     dst.push_back(slot(seq, to));
+    from_positions.push_back(from);
+    to_positions.push_back(to);
   }
   // Ascending positions with from >= to: each move reads a slot no earlier move has written.
   if (!src.empty() && impl_->slot_mover) impl_->slot_mover(src, dst);
+  if (impl_->window) impl_->window->move(seq, from_positions, to_positions);
   rewind(seq, s.length - first - static_cast<int64_t>(kept.size()));
 }
 
@@ -122,6 +134,7 @@ SeqHandle KVCacheManager::fork(SeqHandle src) {
   SeqHandle handle = m.new_handle();
   for (PageId page : copy.pages) m.incref(page);
   m.seqs.emplace(handle, std::move(copy));
+  if (m.window) m.window->fork(src, handle);
   return handle;
 }
 
@@ -142,6 +155,7 @@ void KVCacheManager::free(SeqHandle seq) {
   // Last page first: the LIFO free list then hands out the same pages in the same order again.
   for (auto it = s.pages.rbegin(); it != s.pages.rend(); ++it) m.decref(*it);
   m.seqs.erase(seq);
+  if (m.window) m.window->remove(seq);
 }
 
 void KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> pages) {
@@ -149,6 +163,11 @@ void KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> pages) {
   SeqState& s = m.seq(seq, "adopt_pages");
   if (s.length != 0)
     fail("KVCacheManager::adopt_pages: sequence {} is not empty (length {})", seq, s.length);
+  if (m.window)
+    fail(
+        "KVCacheManager::adopt_pages: sequence {}: pages alone lack the sliding-window layers' KV (share_prefix "
+        "shares both)",
+        seq);
   // Validate everything before touching a ref count, so a bad list changes nothing.
   std::vector<bool> listed(m.num_pages, false);
   for (PageId page : pages) {
@@ -164,6 +183,25 @@ void KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> pages) {
   for (PageId page : pages) m.incref(page);
   s.pages.assign(pages.begin(), pages.end());
   s.length = static_cast<int64_t>(pages.size()) * m.block_size;
+}
+
+bool KVCacheManager::share_prefix(SeqHandle seq, SeqHandle src, int64_t pages) {
+  Impl& m = *impl_;
+  const std::vector<PageId>& table = m.seq(src, "share_prefix").pages;
+  if (pages < 0 || pages > static_cast<int64_t>(table.size()))
+    fail("KVCacheManager::share_prefix: sequence {} has {} pages, not {}", src, table.size(), pages);
+  const std::vector<PageId> shared(table.begin(), table.begin() + pages);
+  if (!m.window) {
+    adopt_pages(seq, shared);
+    return true;
+  }
+  if (m.seq(seq, "share_prefix").length != 0) fail("KVCacheManager::share_prefix: sequence {} is not empty", seq);
+  if (!m.window->share_prefix(src, seq, pages * m.block_size)) return false;
+  for (PageId page : shared) m.incref(page);
+  SeqState& s = m.seq(seq, "share_prefix");
+  s.pages = shared;
+  s.length = pages * m.block_size;
+  return true;
 }
 
 void KVCacheManager::retain_page(PageId page) {
@@ -252,6 +290,7 @@ void KVCacheManager::check_integrity() const {
            p, m.refs[p], occurrences[p], m.retains[p]);
   }
   m.check_free_list();
+  if (m.window) m.window->check_integrity([&](SeqHandle seq) { return m.seqs.at(seq).length; });
 }
 
 }  // namespace drift

@@ -13,10 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace drift {
+#include "core/kv_window_pages.h"
 
-using SeqHandle = int32_t;
-using PageId = int32_t;
+namespace drift {
 
 class KVCacheManager {
  public:
@@ -65,8 +64,19 @@ class KVCacheManager {
   void free(SeqHandle seq);
 
   // Adopts existing pages (e.g. prefix-cache hits) as the leading full pages of an EMPTY
-  // sequence: reference counts incremented, length becomes pages.size() * block_size.
+  // sequence: reference counts incremented, length becomes pages.size() * block_size. Refused
+  // with a window group: pages alone do not carry the windowed layers' KV.
   void adopt_pages(SeqHandle seq, std::span<const PageId> pages);
+  // An EMPTY sequence takes `src`'s first `pages` pages, as adopt_pages, and with a window group
+  // also `src`'s window blocks for them (a parallel sample sharing its sibling's prompt). False,
+  // changing nothing, when `src` no longer holds that window.
+  bool share_prefix(SeqHandle seq, SeqHandle src, int64_t pages);
+
+  // The sliding-window layers' page group (kv_window_pages.h), enabled before any sequence
+  // exists; every sequence operation above is mirrored into it. nullptr while off.
+  void enable_window_pages(int64_t num_pages, int64_t window);
+  WindowPages* window_pages();
+  const WindowPages* window_pages() const;
   // Extra references held outside any sequence (a cache manager keeping a page alive).
   void retain_page(PageId page);
   void release_page(PageId page);

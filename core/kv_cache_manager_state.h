@@ -4,6 +4,7 @@
 // check_integrity() catches each kind of damage.
 #include <limits>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "core/error.h"
@@ -26,6 +27,7 @@ struct KVCacheManager::Impl {
   SeqHandle next_handle = 0;
   PageCopier copier;
   SlotMover slot_mover;
+  std::unique_ptr<WindowPages> window;  // the sliding-window layers' group, when enabled
 
   // Rounded-up division written so that no count near INT64_MAX can overflow.
   int64_t pages_for_tokens(int64_t tokens) const {

@@ -37,9 +37,9 @@ int64_t share_sibling_prompt(Sequence& seq, std::span<Sequence* const> running, 
   const auto holder = std::find_if(running.begin(), running.end(),
                                    [&](const Sequence* s) { return siblings(seq, *s) && holds_prompt(*s, shareable); });
   if (holder == running.end()) return 0;
-  const std::vector<PageId>& pages = kv.block_table((*holder)->kv);
-  kv.adopt_pages(seq.kv, std::span(pages).first(static_cast<size_t>(shareable / kv.block_size())));
-  return shareable;
+  // With sliding-window layers the holder may have moved past the prompt's window: then the
+  // sample computes its prompt itself.
+  return kv.share_prefix(seq.kv, (*holder)->kv, shareable / kv.block_size()) ? shareable : 0;
 }
 
 }  // namespace drift

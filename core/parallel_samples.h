@@ -25,7 +25,8 @@ int64_t shareable_prompt_tokens(const Sequence& seq, int64_t block_size);
 bool waits_for_sibling_prompt(const Sequence& seq, std::span<Sequence* const> running, int64_t block_size);
 
 // Adopts a running sibling's pages of the shareable prompt into `seq.kv` (which must be empty)
-// and returns the tokens they cover; 0 when no sibling holds them.
+// and returns the tokens they cover; 0 when no sibling holds them (or, with sliding-window layers,
+// no longer holds their window's KV).
 int64_t share_sibling_prompt(Sequence& seq, std::span<Sequence* const> running, KVCacheManager& kv);
 
 }  // namespace drift

@@ -1,12 +1,30 @@
 #include "core/model/model_layout.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace drift {
 
-size_t KVLayout::bytes_per_token() const {
-  // One K and one V vector per kv head, in every layer.
-  return 2 * static_cast<size_t>(num_layers) * num_kv_heads * head_dim * dtype_size(dtype);
+size_t KVLayout::layer_bytes_per_token() const {
+  // One K and one V vector per kv head.
+  return 2 * static_cast<size_t>(num_kv_heads) * head_dim * dtype_size(dtype);
+}
+size_t KVLayout::bytes_per_token() const { return layer_bytes_per_token() * num_layers; }
+
+size_t KVLayout::total_bytes(int64_t main_pages) const {
+  return static_cast<size_t>(main_pages) * bytes_per_page() +
+         static_cast<size_t>(window_pages_for(main_pages)) * window_bytes_per_page();
+}
+
+int64_t KVLayout::pages_for_budget(size_t bytes) const {
+  const size_t window_bytes = static_cast<size_t>(window_pages_wanted) * window_bytes_per_page();
+  if (bytes >= window_bytes) {
+    const auto pages = static_cast<int64_t>((bytes - window_bytes) / bytes_per_page());
+    if (pages >= window_pages_wanted) return pages;
+  }
+  // A budget smaller than the window group wants: both pools get the same page count.
+  return static_cast<int64_t>(bytes / (bytes_per_page() + window_bytes_per_page()));
 }
 
 namespace {
@@ -52,6 +70,11 @@ KVLayout ModelLayout::kv_layout(int64_t block_size, DType dtype) const {
   kv.block_size = block_size;
   kv.dtype = dtype;
   return kv;
+}
+
+int64_t ModelLayout::window_layers() const {
+  return std::count_if(config.layers.begin(), config.layers.end(),
+                       [](const LayerSpec& layer) { return layer.attention_window > 0; });
 }
 
 }  // namespace drift

@@ -8,19 +8,25 @@
 namespace drift {
 
 ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages,
-                         int64_t block_size)
+                         int64_t block_size, int64_t window_pages)
     : config_(std::move(config)),
       weights_(std::move(weights)),
       backend_(backend),
       rope_(compute_rope_frequencies(config_.rope, config_.head_dim)),
       block_size_(block_size) {
-  const int64_t slots = num_pages * block_size;
   // Kernels index slots in 32 bits (page ids already are): a pool past that is refused here.
-  if (slots > std::numeric_limits<int32_t>::max())
-    fail("kv_cache: {} pages of {} slots exceed the 2^31 slots a KV pool can address", num_pages, block_size);
-  for (int64_t i = 0; i < config_.num_layers; ++i)
+  for (int64_t pages : {num_pages, window_pages})
+    if (pages * block_size > std::numeric_limits<int32_t>::max())
+      fail("kv_cache: {} pages of {} slots exceed the 2^31 slots a KV pool can address", pages, block_size);
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    // With a window group, a sliding-window layer's KV lives in that group's smaller pool.
+    const bool windowed = window_pages > 0 && config_.layers[i].attention_window > 0;
+    const int64_t slots = (windowed ? window_pages : num_pages) * block_size;
     kv_.push_back({backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype()),
                    backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype())});
+    windowed_.push_back(windowed);
+    (windowed ? window_group_kv_ : full_group_kv_).push_back(kv_.back());
+  }
 }
 
 Tensor ModelRunner::scratch(std::vector<int64_t> shape, DType dtype) {
@@ -28,9 +34,17 @@ Tensor ModelRunner::scratch(std::vector<int64_t> shape, DType dtype) {
 }
 Tensor ModelRunner::scratch(std::vector<int64_t> shape) { return scratch(std::move(shape), backend_.compute_dtype()); }
 
-void ModelRunner::copy_page(int32_t src, int32_t dst) { backend_.copy_page(kv_, src, dst, block_size_); }
+void ModelRunner::copy_page(int32_t src, int32_t dst) { backend_.copy_page(full_group_kv_, src, dst, block_size_); }
 void ModelRunner::move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) {
-  backend_.copy_slots(kv_, src, dst);
+  backend_.copy_slots(full_group_kv_, src, dst);
+}
+void ModelRunner::copy_window_page(int32_t src, int32_t dst) {
+  DRIFT_CHECK(!window_group_kv_.empty(), "copy_window_page without sliding-window pages");
+  backend_.copy_page(window_group_kv_, src, dst, block_size_);
+}
+void ModelRunner::move_window_slots(std::span<const int64_t> src, std::span<const int64_t> dst) {
+  DRIFT_CHECK(!window_group_kv_.empty(), "move_window_slots without sliding-window pages");
+  backend_.copy_slots(window_group_kv_, src, dst);
 }
 
 ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
@@ -71,10 +85,14 @@ const Tensor& ModelRunner::norm_after_mlp(int64_t layer) const {
 void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, Tensor& x, LayerScratch& s) {
   const LayerWeights& w = weights_.layers[layer];
   LayerKV& kv = kv_[layer];
+  // A layer of the sliding-window page group writes and reads through that group's slots.
+  DRIFT_CHECK(!windowed_[layer] || !batch.window_attention.slots.empty() || batch.attention.slots.empty(),
+              "layer {} keeps sliding-window pages, but the forward has no window metadata", layer);
+  const AttentionMetadata& written = windowed_[layer] ? batch.window_attention : batch.attention;
   const NormedRows in = block_input(x, w.input_norm, s);
   if (w.q_norm.empty()) {  // the weights were loaded for it (model_weights.cpp)
     backend_.normed_linear_qkv_rope_write(in, w.qkv, w.qkv_bias, s.qkv, s.q, s.k, s.v, kv, batch.positions,
-                                          rope_.inv_freq, rope_.attention_scale, batch.attention);
+                                          rope_.inv_freq, rope_.attention_scale, written);
   } else {  // Qwen3: per-head RMSNorm before rope
     backend_.form_normed_rows(in);
     backend_.linear(in.normed, w.qkv, w.qkv_bias, s.qkv);
@@ -83,10 +101,10 @@ void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, Tens
     backend_.rms_norm(s.k, w.k_norm, static_cast<float>(config_.rms_norm_eps), s.k);
     backend_.rope(s.q, batch.positions, rope_.inv_freq, rope_.attention_scale);
     backend_.rope(s.k, batch.positions, rope_.inv_freq, rope_.attention_scale);
-    backend_.write_kv(kv, s.k, s.v, batch.attention);
+    backend_.write_kv(kv, s.k, s.v, written);
   }
   keep_queries(layer, batch, s.q);
-  const AttentionMetadata& meta = batch.layer_attention.empty() ? batch.attention : batch.layer_attention[layer];
+  const AttentionMetadata& meta = batch.layer_attention.empty() ? written : batch.layer_attention[layer];
   const AttentionVariant variant{w.sinks.empty() ? nullptr : &w.sinks, config_.layers[layer].attention_window};
   backend_.attention_variant(s.q, kv, meta, 1.0f / std::sqrt(static_cast<float>(config_.head_dim)), block_size_,
                              variant, s.attn);

@@ -15,7 +15,10 @@ namespace drift {
 
 class ModelRunner final : public ModelExecutor {
  public:
-  ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages, int64_t block_size);
+  // `window_pages` > 0: the sliding-window layers keep their KV in a pool of that many pages of
+  // their own (core/kv_window_pages.h), addressed by ForwardBatch::window_attention.
+  ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages, int64_t block_size,
+              int64_t window_pages = 0);
 
   int64_t vocab_size() const override { return config_.vocab_size; }
   Tensor forward(const ForwardBatch& batch) override;
@@ -24,6 +27,8 @@ class ModelRunner final : public ModelExecutor {
                                      const std::function<void()>& before_pick = {}) override;
   void copy_page(int32_t src, int32_t dst) override;
   void move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override;
+  void copy_window_page(int32_t src, int32_t dst) override;
+  void move_window_slots(std::span<const int64_t> src, std::span<const int64_t> dst) override;
   void set_capture_layers(std::vector<int32_t> layers) override;
   const Tensor* captured(int32_t layer) const override;
   void reorder_captured(const std::vector<int32_t>& rows) override;
@@ -33,6 +38,9 @@ class ModelRunner final : public ModelExecutor {
   const ModelWeights& weights() const { return weights_; }
   Backend& backend() { return backend_; }
   const std::vector<LayerKV>& kv_layers() const { return kv_; }
+  // Per layer: whether its KV lives in the sliding-window page group (then kv_layers()[l] is
+  // indexed by that group's slots, not the block tables of the main pool).
+  const std::vector<bool>& windowed_layers() const { return windowed_; }
   const RopeFrequencies& rope() const { return rope_; }
 
   // A recordable forward padded to the next of a few sizes (1, 2, 4, 8, 16, 24, 32 tokens, as many
@@ -80,6 +88,9 @@ class ModelRunner final : public ModelExecutor {
   RopeFrequencies rope_;
   int64_t block_size_;
   std::vector<LayerKV> kv_;
+  std::vector<bool> windowed_;  // per layer: in the sliding-window page group
+  // The same tensors by page group, for page copies and slot moves.
+  std::vector<LayerKV> full_group_kv_, window_group_kv_;
   // The captured layers' tensors in layer order (a recording's extras), and back after a replay.
   std::vector<Tensor> captures() const;
   void restore_captures(const std::vector<Tensor>& tensors);

@@ -348,6 +348,7 @@ drift_status_t attention(const Rules& rules, const std::optional<EngineKvAccess>
     if (!layers) refuse(DRIFT_ERROR_NOT_SUPPORTED, "the engine has no paged KV to attend to");
     if (args->layer < 0 || args->layer >= static_cast<int64_t>(layers->size()))
       invalid("args->layer = {} is outside the model's {} layers", args->layer, layers->size());
+    engine_kv->refuse_windowed(args->layer);
     layer_kv = &(*layers)[args->layer];
     block_size = engine_kv->block_size;
     const Tensor& cache_k = layer_kv->k;
@@ -548,6 +549,7 @@ drift_status_t key_summary(const Rules& rules, const EngineKvAccess& kv, drift_s
   if (layer < 0 || layer >= static_cast<int32_t>(layers->size()))
     invalid("layer = {} is outside the model's {} layers", layer, layers->size());
   if (num_pages < 0 || (num_pages > 0 && !pages)) invalid("pages is NULL or num_pages = {} is negative", num_pages);
+  kv.refuse_windowed(layer);
   const Tensor& keys = (*layers)[layer].k;  // [slots, kv_heads, head_dim]
   const int64_t kv_heads = keys.dim(1), head_dim = keys.dim(2);
   const auto& kmax = rules.tensor("kmax", kmax_arg, DTypeSet(DRIFT_DTYPE_F32));
@@ -621,6 +623,14 @@ void install(HostCallbacks& c, Backend& backend, const ModelConfig& model, const
 }
 
 }  // namespace
+
+void EngineKvAccess::refuse_windowed(int64_t layer) const {
+  if (layer >= 0 && layer < static_cast<int64_t>(windowed_layers.size()) && windowed_layers[layer])
+    tensor_checks::refuse(DRIFT_ERROR_NOT_SUPPORTED,
+                          "layer {} keeps its KV in the sliding-window page group, which the engine's block tables do "
+                          "not address",
+                          layer);
+}
 
 void install_compute_callbacks(HostCallbacks& callbacks, Backend& backend, const ModelConfig& model,
                                const RopeFrequencies& rope) {

@@ -62,6 +62,10 @@ struct EngineKvAccess {
   std::function<drift_status_t(drift_seq_id_t, const drift_page_id_t** pages, int64_t* num_pages,
                                int64_t* num_tokens)>
       block_table;
+  // Per layer: whether its KV is in the sliding-window page group, which those block tables do
+  // not address (such a layer is NOT_SUPPORTED here). Empty: none is.
+  std::vector<bool> windowed_layers;
+  void refuse_windowed(int64_t layer) const;
 };
 
 // Compute primitives + tensor memory for `backend`; paged attention NOT_SUPPORTED.
