@@ -79,12 +79,6 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
                                              EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype,
                                                          stream, metrics_.prefix_cache, metrics_.draft_timing},
                                              install_services);
-  // A cache manager keeps and hands back pages of the main pool, which hold no windowed layer's KV.
-  if (kv_->window_pages() && plugins_->host().has_cache_manager())
-    fail(
-        "{}: a cache manager plugin cannot be used with the model's sliding-window page group (its windowed layers "
-        "free their pages as the window passes); set [kv_cache] window_pages = false to keep full KV in every layer",
-        config.source.empty() ? "config" : config.source);
   scheduler_->set_observer(plugins_.get());
   speculator_->attach(plugins_.get(), {model.num_layers, model.num_kv_heads, options_.block_size});
 }

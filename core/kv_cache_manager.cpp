@@ -1,5 +1,6 @@
 #include "core/kv_cache_manager.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -58,6 +59,7 @@ SeqHandle KVCacheManager::create_sequence() {
 void KVCacheManager::enable_window_pages(int64_t num_pages, int64_t window) {
   DRIFT_CHECK(impl_->seqs.empty() && !impl_->window, "window pages are enabled once, before any sequence");
   impl_->window = std::make_unique<WindowPages>(num_pages, impl_->block_size, window);
+  impl_->window->set_reclaimer([m = impl_.get()] { return m->drop_oldest_companion(); });
 }
 WindowPages* KVCacheManager::window_pages() { return impl_->window.get(); }
 const WindowPages* KVCacheManager::window_pages() const { return impl_->window.get(); }
@@ -158,16 +160,24 @@ void KVCacheManager::free(SeqHandle seq) {
   if (m.window) m.window->remove(seq);
 }
 
-void KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> pages) {
+// With a window group: the most leading pages whose last window blocks all have kept companions.
+int64_t KVCacheManager::adoptable_with_window(std::span<const PageId> pages) const {
+  const Impl& m = *impl_;
+  for (auto n = static_cast<int64_t>(pages.size()); n > 0; --n) {
+    const int64_t first = std::max<int64_t>(0, n * m.block_size - m.window->window() + 1) / m.block_size;
+    bool kept = true;
+    for (int64_t b = first; b < n && kept; ++b) kept = m.companions.count(pages[b]) > 0;
+    if (kept) return n;
+  }
+  return 0;
+}
+
+int64_t KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> all_pages) {
   Impl& m = *impl_;
   SeqState& s = m.seq(seq, "adopt_pages");
   if (s.length != 0)
     fail("KVCacheManager::adopt_pages: sequence {} is not empty (length {})", seq, s.length);
-  if (m.window)
-    fail(
-        "KVCacheManager::adopt_pages: sequence {}: pages alone lack the sliding-window layers' KV (share_prefix "
-        "shares both)",
-        seq);
+  const std::span<const PageId> pages = all_pages.first(m.window ? adoptable_with_window(all_pages) : all_pages.size());
   // Validate everything before touching a ref count, so a bad list changes nothing.
   std::vector<bool> listed(m.num_pages, false);
   for (PageId page : pages) {
@@ -183,6 +193,14 @@ void KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> pages) {
   for (PageId page : pages) m.incref(page);
   s.pages.assign(pages.begin(), pages.end());
   s.length = static_cast<int64_t>(pages.size()) * m.block_size;
+  if (m.window && !pages.empty()) {
+    const auto blocks = static_cast<int64_t>(pages.size());
+    const int64_t first = std::max<int64_t>(0, s.length - m.window->window() + 1) / m.block_size;
+    std::vector<PageId> kept;
+    for (int64_t b = first; b < blocks; ++b) kept.push_back(m.companions.at(pages[b]));
+    m.window->adopt(seq, blocks, first, kept);
+  }
+  return static_cast<int64_t>(pages.size());
 }
 
 bool KVCacheManager::share_prefix(SeqHandle seq, SeqHandle src, int64_t pages) {
@@ -220,6 +238,20 @@ void KVCacheManager::release_page(PageId page) {
     fail("KVCacheManager::release_page: page {} holds no retain_page reference", page);
   --m.retains[page];
   m.decref(page);
+  if (m.retains[page] == 0 && m.window) m.release_companion(page);
+}
+
+void KVCacheManager::keep_window_of(PageId page, SeqHandle seq, int64_t block) {
+  Impl& m = *impl_;
+  if (!m.window) return;
+  m.check_page_id(page, "keep_window_of");
+  if (m.retains[page] == 0) fail("KVCacheManager::keep_window_of: page {} is not retained", page);
+  if (m.companions.count(page)) return;
+  const PageId window_page = m.window->page_of(seq, block);
+  if (window_page < 0) return;  // the window has passed it: the page can still start a prefix
+  m.window->retain(window_page);
+  m.companions.emplace(page, window_page);
+  m.companion_order.push_back(page);
 }
 
 int32_t KVCacheManager::ref_count(PageId page) const {
@@ -290,7 +322,11 @@ void KVCacheManager::check_integrity() const {
            p, m.refs[p], occurrences[p], m.retains[p]);
   }
   m.check_free_list();
-  if (m.window) m.window->check_integrity([&](SeqHandle seq) { return m.seqs.at(seq).length; });
+  if (!m.window) return;
+  m.window->check_integrity([&](SeqHandle seq) { return m.seqs.at(seq).length; });
+  for (const auto& [page, window_page] : m.companions)
+    if (m.retains[page] == 0)
+      fail("KVCacheManager integrity: page {} keeps window block {} but is not retained", page, window_page);
 }
 
 }  // namespace drift

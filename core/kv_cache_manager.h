@@ -64,9 +64,10 @@ class KVCacheManager {
   void free(SeqHandle seq);
 
   // Adopts existing pages (e.g. prefix-cache hits) as the leading full pages of an EMPTY
-  // sequence: reference counts incremented, length becomes pages.size() * block_size. Refused
-  // with a window group: pages alone do not carry the windowed layers' KV.
-  void adopt_pages(SeqHandle seq, std::span<const PageId> pages);
+  // sequence: reference counts incremented, length becomes (adopted pages) * block_size. Returns
+  // how many it adopted: all, or with a window group the longest prefix whose window blocks were
+  // kept with the pages (keep_window_of), which may be none.
+  int64_t adopt_pages(SeqHandle seq, std::span<const PageId> pages);
   // An EMPTY sequence takes `src`'s first `pages` pages, as adopt_pages, and with a window group
   // also `src`'s window blocks for them (a parallel sample sharing its sibling's prompt). False,
   // changing nothing, when `src` no longer holds that window.
@@ -80,6 +81,10 @@ class KVCacheManager {
   // Extra references held outside any sequence (a cache manager keeping a page alive).
   void retain_page(PageId page);
   void release_page(PageId page);
+  // With a window group: while `page` stays retained, `seq`'s window block `block` (the same
+  // positions) is kept with it, if the sequence still holds it, so the page can end an adopted
+  // prefix. Kept blocks are dropped, oldest first, when the window group runs short.
+  void keep_window_of(PageId page, SeqHandle seq, int64_t block);
   int32_t ref_count(PageId page) const;
 
   int64_t length(SeqHandle seq) const;
@@ -94,6 +99,7 @@ class KVCacheManager {
   void check_integrity() const;
 
  private:
+  int64_t adoptable_with_window(std::span<const PageId> pages) const;
   friend class KVCacheManagerTestPeer;  // tests: corrupts the state to prove check_integrity fails
   struct SeqState;
   struct Impl;

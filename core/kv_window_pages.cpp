@@ -16,6 +16,7 @@ WindowPages::WindowPages(int64_t num_pages, int64_t block_size, int64_t window)
     fail("WindowPages: num_pages must be in [1, {}], got {}", std::numeric_limits<PageId>::max() / block_size,
          num_pages);
   refs_.assign(num_pages, 0);
+  retains_.assign(num_pages, 0);
   for (int64_t p = num_pages - 1; p >= 0; --p) free_list_.push_back(static_cast<PageId>(p));
 }
 
@@ -42,6 +43,8 @@ const WindowPages::Sequence& WindowPages::sequence(SeqHandle seq, const char* op
 }
 
 PageId WindowPages::allocate(SeqHandle seq) {
+  while (free_list_.empty() && reclaimer_ && reclaimer_()) {
+  }
   if (free_list_.empty())
     fail(
         "KV cache: the sliding-window layers' {} pages are exhausted (sequence {}); their pool is sized so this "
@@ -151,6 +154,37 @@ void WindowPages::pin_prefix_end(SeqHandle seq, int64_t tokens) {
   s.pinned_end = blocks_for(tokens);
 }
 
+void WindowPages::retain(PageId page) {
+  DRIFT_CHECK(page >= 0 && page < num_pages_ && refs_[page] > 0, "WindowPages::retain: page {} is not in use", page);
+  ++refs_[page];
+  ++retains_[page];
+}
+
+void WindowPages::release(PageId page) {
+  DRIFT_CHECK(page >= 0 && page < num_pages_ && retains_[page] > 0, "WindowPages::release: page {} is not retained",
+              page);
+  --retains_[page];
+  decref(page);
+}
+
+PageId WindowPages::page_of(SeqHandle seq, int64_t block) const {
+  const std::vector<PageId>& pages = sequence(seq, "page_of").pages;
+  return block >= 0 && block < static_cast<int64_t>(pages.size()) ? pages[block] : -1;
+}
+
+void WindowPages::adopt(SeqHandle seq, int64_t blocks, int64_t first, std::span<const PageId> pages) {
+  std::vector<PageId>& table = sequence(seq, "adopt").pages;
+  DRIFT_CHECK(table.empty() && first >= 0 && first + static_cast<int64_t>(pages.size()) <= blocks,
+              "WindowPages::adopt: sequence {} is not empty or blocks [{}, {}) lie outside its {}", seq, first,
+              first + static_cast<int64_t>(pages.size()), blocks);
+  table.assign(blocks, -1);
+  for (size_t i = 0; i < pages.size(); ++i) {
+    DRIFT_CHECK(refs_[pages[i]] > 0, "WindowPages::adopt: page {} is free", pages[i]);
+    ++refs_[pages[i]];
+    table[first + static_cast<int64_t>(i)] = pages[i];
+  }
+}
+
 int64_t WindowPages::slot(SeqHandle seq, int64_t pos) const {
   const std::vector<PageId>& pages = sequence(seq, "slot").pages;
   const int64_t b = pos / block_size_;
@@ -164,6 +198,12 @@ const std::vector<PageId>& WindowPages::block_table(SeqHandle seq) const { retur
 int64_t WindowPages::pages_held(SeqHandle seq) const {
   const std::vector<PageId>& pages = sequence(seq, "pages_held").pages;
   return std::count_if(pages.begin(), pages.end(), [](PageId p) { return p >= 0; });
+}
+
+int64_t WindowPages::pages_in_sequences() const {
+  int64_t n = 0;
+  for (int64_t p = 0; p < num_pages_; ++p) n += refs_[p] > retains_[p] ? 1 : 0;
+  return n;
 }
 
 void WindowPages::check_integrity(const std::function<int64_t(SeqHandle)>& length_of) const {
@@ -186,9 +226,10 @@ void WindowPages::check_integrity(const std::function<int64_t(SeqHandle)>& lengt
     on_list[page] = true;
   }
   for (int64_t p = 0; p < num_pages_; ++p) {
-    if (refs_[p] != named[p])
-      fail("KVCacheManager integrity: sliding-window page {} has ref count {} but {} block-table entries", p, refs_[p],
-           named[p]);
+    if (retains_[p] < 0 || refs_[p] != named[p] + retains_[p])
+      fail(
+          "KVCacheManager integrity: sliding-window page {} has ref count {} but {} block-table entries and {} retains",
+          p, refs_[p], named[p], retains_[p]);
     if (refs_[p] == 0 && !on_list[p])
       fail("KVCacheManager integrity: sliding-window page {} has ref count 0 but is not on the free list", p);
   }

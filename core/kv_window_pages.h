@@ -66,13 +66,26 @@ class WindowPages {
   // sample's prompt end, so siblings admitted later can still share the prompt (share_prefix).
   void pin_prefix_end(SeqHandle seq, int64_t tokens);
 
+  // References held outside any sequence: a cached main page's window block (KVCacheManager's
+  // companions), so a later request can adopt the cached prefix with its window. When the pool
+  // runs short, the reclaimer drops such references (returning false once it has none left).
+  void retain(PageId page);
+  void release(PageId page);
+  void set_reclaimer(std::function<bool()> reclaimer) { reclaimer_ = std::move(reclaimer); }
+  // The page of block `block` of the sequence, -1 when it holds none.
+  PageId page_of(SeqHandle seq, int64_t block) const;
+  // `seq` (empty) takes blocks [first, first + pages.size()) of a `blocks`-block prefix.
+  void adopt(SeqHandle seq, int64_t blocks, int64_t first, std::span<const PageId> pages);
+
   // Slot (page * block_size + offset) of a held position; DriftError for one not held.
   int64_t slot(SeqHandle seq, int64_t pos) const;
   const std::vector<PageId>& block_table(SeqHandle seq) const;
   int64_t pages_held(SeqHandle seq) const;
+  // Pages some sequence's table names (retained-only ones, kept for cached pages, not counted).
+  int64_t pages_in_sequences() const;
 
   // Throws DriftError naming the first violated invariant: reference counts equal the
-  // block-table entries naming each page, the free list holds exactly the pages nobody names,
+  // block-table entries naming each page plus its retains, the free list holds exactly the pages nobody names,
   // and no table is longer than its sequence (`length_of`) needs.
   void check_integrity(const std::function<int64_t(SeqHandle)>& length_of) const;
 
@@ -91,10 +104,12 @@ class WindowPages {
 
   int64_t num_pages_, block_size_, window_;
   std::vector<int32_t> refs_;
+  std::vector<int32_t> retains_;   // the retain() part of refs_
   std::vector<PageId> free_list_;  // LIFO, as KVCacheManager's
   std::map<SeqHandle, Sequence> seqs_;
   PageCopier copier_;
   SlotMover slot_mover_;
+  std::function<bool()> reclaimer_;
 };
 
 }  // namespace drift

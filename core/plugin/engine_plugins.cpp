@@ -85,9 +85,10 @@ int64_t EnginePlugins::match_prefix(Sequence& seq) {
   if (max_pages <= 0) return 0;
   const std::vector<drift_page_id_t> pages = host_.prefix_match(request_info(seq), max_pages);
   if (pages.empty()) return 0;
-  kv_.adopt_pages(seq.kv, pages);
-  offered_blocks_[seq.id] = static_cast<int64_t>(pages.size());  // already cached: not offered again
-  return static_cast<int64_t>(pages.size()) * kv_.block_size();
+  // With sliding-window layers, only as many as the window blocks kept with them allow.
+  const int64_t adopted = kv_.adopt_pages(seq.kv, pages);
+  offered_blocks_[seq.id] = adopted;  // already cached: not offered again
+  return adopted * kv_.block_size();
 }
 
 void EnginePlugins::admitted(Sequence& seq) {
@@ -192,7 +193,13 @@ void EnginePlugins::offer_full_pages(const Sequence& seq) {
   full.tokens = std::span(tokens.data() + offered * bs, (full_blocks - offered) * bs);
   full.prefix = std::span(tokens.data(), offered * bs);
   full.cache_salt = seq.params.cache_salt;
-  for (drift_page_id_t page : host_.pages_full(full)) kv_.retain_page(page);
+  for (drift_page_id_t page : host_.pages_full(full)) {
+    kv_.retain_page(page);
+    // The page's window block too, while the window group still holds it (a cache hit ending
+    // at this page needs the window's KV before it).
+    const auto it = std::find(full.pages.begin(), full.pages.end(), page);
+    kv_.keep_window_of(page, seq.kv, full.first_block + (it - full.pages.begin()));
+  }
   cache_metrics_.pages_held = host_.num_held_pages();
   offered = full_blocks;
 }

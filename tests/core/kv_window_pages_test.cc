@@ -169,14 +169,63 @@ TEST(WindowPagesTest, APinnedPromptEndOutlivesTheWindow) {
   kv.check_integrity();
 }
 
-TEST(WindowPagesTest, AdoptingBarePagesIsRefused) {
+// A cached page keeps its window block while retained: a prefix whose last window blocks were
+// kept is adopted with them; one whose window blocks had been released first is cut back to
+// where they were kept.
+TEST(WindowPagesTest, AdoptedPrefixesEndWhereWindowBlocksWereKept) {
   KVCacheManager kv = manager_with_window();
   const SeqHandle seq = kv.create_sequence();
-  write(kv, seq, 0, 8, 8);
-  kv.retain_page(kv.block_table(seq)[0]);
-  const SeqHandle other = kv.create_sequence();
-  const std::vector<PageId> pages = {kv.block_table(seq)[0]};
-  EXPECT_DRIFT_ERROR(kv.adopt_pages(other, pages), "lack the sliding-window layers' KV");
+  write(kv, seq, 0, 12, 12);  // blocks 0..2, all still held
+  std::vector<PageId> cached(kv.block_table(seq).begin(), kv.block_table(seq).begin() + 3);
+  std::vector<PageId> window_blocks;
+  for (int64_t b = 0; b < 3; ++b) {
+    kv.retain_page(cached[b]);
+    kv.keep_window_of(cached[b], seq, b);
+    window_blocks.push_back(kv.window_pages()->block_table(seq)[b]);
+  }
+  write(kv, seq, 12, 40, 7);         // the sequence moves on; its own window entries for 0..4 are released
+  for (int64_t b = 3; b < 5; ++b) {  // too late: their window blocks are gone
+    cached.push_back(kv.block_table(seq)[b]);
+    kv.retain_page(cached[b]);
+    kv.keep_window_of(cached[b], seq, b);
+  }
+  kv.check_integrity();
+  // Five cached pages, but a prefix must end where its window (positions from 20 - 5 on, blocks
+  // 3 and 4) was kept: only three pages qualify (blocks 1 and 2 kept).
+  const SeqHandle hit = kv.create_sequence();
+  EXPECT_EQ(kv.adopt_pages(hit, cached), 3);
+  EXPECT_EQ(kv.length(hit), 12);
+  EXPECT_THAT(kv.window_pages()->block_table(hit), ElementsAre(-1, window_blocks[1], window_blocks[2]));
+  kv.check_integrity();
+  // Released pages take their window blocks with them.
+  kv.free(hit);
+  const int64_t free_before = kv.window_pages()->num_free_pages();
+  for (PageId page : cached) kv.release_page(page);
+  EXPECT_EQ(kv.window_pages()->num_free_pages(), free_before + 3);
+  kv.check_integrity();
+}
+
+// Kept window blocks are the first to go when the window group runs short: the pool's bound
+// holds for sequences, and cached prefixes lose only their window, oldest first.
+TEST(WindowPagesTest, KeptWindowBlocksAreDroppedOldestFirstUnderPressure) {
+  KVCacheManager kv = manager_with_window(64, 6);
+  const SeqHandle first = kv.create_sequence();
+  write(kv, first, 0, 12, 12);
+  const std::vector<PageId> cached(kv.block_table(first).begin(), kv.block_table(first).end());
+  for (int64_t b = 0; b < 3; ++b) {
+    kv.retain_page(cached[b]);
+    kv.keep_window_of(cached[b], first, b);
+  }
+  kv.free(first);
+  EXPECT_EQ(kv.window_pages()->num_free_pages(), 3);  // three blocks kept for the cache
+  const SeqHandle second = kv.create_sequence();
+  write(kv, second, 0, 16, 16);                       // four blocks at once: the oldest kept block (block 0) goes
+  EXPECT_EQ(kv.window_pages()->num_free_pages(), 1);  // and the step released its block 0
+  kv.check_integrity();
+  kv.free(second);
+  const SeqHandle hit = kv.create_sequence();
+  EXPECT_EQ(kv.adopt_pages(hit, cached), 3);  // blocks 1 and 2 still kept: the window of 12
+  kv.check_integrity();
 }
 
 // Many sequences in steps as the engine runs them, at the limits the pool is sized for: it never

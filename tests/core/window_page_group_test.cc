@@ -3,8 +3,9 @@
 // what their window still sees while the engine runs -- checked after every step, with the KV
 // integrity check on -- and the outputs equal those of the same engine keeping full KV in every
 // layer ([kv_cache] window_pages = false): batched with chunked prefill, preempted, with n > 1
-// samples sharing their prompt, and speculating. The memory the group saves goes to the main
-// pool: a budget that cannot hold a request with full KV holds it with the group.
+// samples sharing their prompt, speculating, and with the prefix cache (hits adopt the window
+// blocks kept with cached pages). The memory the group saves goes to the main pool: a budget that
+// cannot hold a request with full KV holds it with the group.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -64,7 +65,7 @@ RunResult run_all(Engine& engine, const std::vector<std::vector<int32_t>>& promp
     engine.step();
     if (const WindowPages* window = engine.kv().window_pages()) {
       const int64_t per_sequence = kHeldAtRest + (samples > 1 ? kPinned : 0);
-      EXPECT_LE(window->num_pages() - window->num_free_pages(), per_sequence * engine.kv().num_sequences());
+      EXPECT_LE(window->pages_in_sequences(), per_sequence * engine.kv().num_sequences());
     }
   }
   RunResult run;
@@ -76,7 +77,7 @@ RunResult run_all(Engine& engine, const std::vector<std::vector<int32_t>>& promp
   }
   run.preemptions = engine.metrics().preemptions;
   if (const WindowPages* window = engine.kv().window_pages()) {
-    EXPECT_EQ(window->num_free_pages(), window->num_pages());  // every request done: all returned
+    EXPECT_EQ(window->pages_in_sequences(), 0);  // every request done: all returned
   }
   return run;
 }
@@ -206,20 +207,39 @@ TEST(WindowPageGroup, TheSavedMemoryHoldsLongerRequests) {
   EXPECT_EQ(grouped->request(served).finish_reason, FinishReason::Length) << grouped->request(served).error;
 }
 
-TEST(WindowPageGroup, ACacheManagerNeedsFullKvInEveryLayer) {
-  EngineConfig config = gptoss_config(true);
-  config.source = "gptoss.toml";
-  config.plugins.push_back({"prefix_cache", "", "", false, ""});
-  try {
-    Engine::from_config(config);
-    FAIL() << "a cache manager was accepted beside the window group";
-  } catch (const DriftError& e) {
-    EXPECT_NE(std::string(e.what()).find("gptoss.toml: a cache manager plugin"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("window_pages = false"), std::string::npos) << e.what();
-  }
-  config.kv_cache.window_pages = false;
-  auto engine = Engine::from_config(config);
-  EXPECT_EQ(engine->kv().window_pages(), nullptr);
+// The prefix cache beside the window group: a page offered while its window block is still held
+// keeps that block, so a later request (a conversation's next turn, the same long prompt again)
+// adopts the prefix with its window; outputs equal those without a cache and with full KV.
+TEST(WindowPageGroup, PrefixCacheHitsAdoptTheWindowKeptWithThePages) {
+  auto engine_with = [](bool window_pages, bool cache) {
+    EngineConfig config = gptoss_config(window_pages);
+    if (cache) config.plugins.push_back({"prefix_cache", "", "", false, ""});
+    return Engine::from_config(config);
+  };
+  std::mt19937 rng(5);
+  const std::vector<int32_t> first_turn = random_prompt(rng, 35), long_prompt = random_prompt(rng, 200);
+  const std::vector<int32_t> user_reply = random_prompt(rng, 10);
+  auto conversation = [&](Engine& engine) {
+    std::vector<std::vector<int32_t>> outputs;
+    for (const auto& prompt : {first_turn, long_prompt})
+      outputs.push_back(run_all(engine, {prompt}, greedy(30)).outputs[0]);
+    std::vector<int32_t> next_turn = first_turn;
+    next_turn.insert(next_turn.end(), outputs[0].begin(), outputs[0].end());
+    next_turn.insert(next_turn.end(), user_reply.begin(), user_reply.end());
+    outputs.push_back(run_all(engine, {next_turn}, greedy(30)).outputs[0]);
+    outputs.push_back(run_all(engine, {long_prompt}, greedy(30)).outputs[0]);
+    return outputs;
+  };
+  auto cached = engine_with(true, true);
+  const auto with_cache = conversation(*cached);
+  // The next turn's 75-token prompt hits 64 tokens (through block 3, offered while decoding); the
+  // long prompt again hits 192 (through block 11, offered with its last chunk).
+  EXPECT_EQ(cached->metrics().prefix_cache.hit_tokens, 64 + 192);
+  auto plain = engine_with(true, false);
+  const auto without_cache = conversation(*plain);
+  EXPECT_EQ(with_cache, without_cache);
+  auto full = engine_with(false, true);
+  EXPECT_EQ(conversation(*full), with_cache);
 }
 
 }  // namespace
