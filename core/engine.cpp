@@ -371,6 +371,12 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
          kv_->num_free_pages());
   Tensor logits = Tensor::zeros({len, vocab});
   probe.kv = kv_->create_sequence();
+  // The probe's pages go back whatever happens (a forward that throws, a window block gone).
+  struct FreeProbe {
+    KVCacheManager& kv;
+    SeqHandle seq;
+    ~FreeProbe() { kv.free(seq); }
+  } free_probe{*kv_, probe.kv};
   for (int64_t start = 0; start < len; start += options_.limits.max_num_tokens) {
     const int64_t count = std::min(options_.limits.max_num_tokens, len - start);
     DRIFT_CHECK(kv_->append(probe.kv, count), "pages vanished while scoring");
@@ -385,7 +391,6 @@ Tensor Engine::score(const std::vector<int32_t>& ids) {
     probe.num_computed = start + count;
     release_passed_window_pages(chunk, *kv_);
   }
-  kv_->free(probe.kv);
   return logits;
 }
 

@@ -1,6 +1,7 @@
 #include "core/kv_cache_manager.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -197,7 +198,7 @@ int64_t KVCacheManager::adopt_pages(SeqHandle seq, std::span<const PageId> all_p
     const auto blocks = static_cast<int64_t>(pages.size());
     const int64_t first = std::max<int64_t>(0, s.length - m.window->window() + 1) / m.block_size;
     std::vector<PageId> kept;
-    for (int64_t b = first; b < blocks; ++b) kept.push_back(m.companions.at(pages[b]));
+    for (int64_t b = first; b < blocks; ++b) kept.push_back(m.companions.at(pages[b]).window_page);
     m.window->adopt(seq, blocks, first, kept);
   }
   return static_cast<int64_t>(pages.size());
@@ -250,8 +251,8 @@ void KVCacheManager::keep_window_of(PageId page, SeqHandle seq, int64_t block) {
   const PageId window_page = m.window->page_of(seq, block);
   if (window_page < 0) return;  // the window has passed it: the page can still start a prefix
   m.window->retain(window_page);
-  m.companions.emplace(page, window_page);
   m.companion_order.push_back(page);
+  m.companions.emplace(page, Impl::Companion{window_page, std::prev(m.companion_order.end())});
 }
 
 int32_t KVCacheManager::ref_count(PageId page) const {
@@ -323,10 +324,28 @@ void KVCacheManager::check_integrity() const {
   }
   m.check_free_list();
   if (!m.window) return;
+  // Both groups know the same sequences.
+  if (m.window->num_sequences() != static_cast<int64_t>(m.seqs.size()))
+    fail("KVCacheManager integrity: {} sequences, but the sliding-window group has {}", m.seqs.size(),
+         m.window->num_sequences());
+  for (const auto& [handle, s] : m.seqs)
+    if (!m.window->has_sequence(handle))
+      fail("KVCacheManager integrity: sequence {} is missing from the sliding-window group", handle);
   m.window->check_integrity([&](SeqHandle seq) { return m.seqs.at(seq).length; });
-  for (const auto& [page, window_page] : m.companions)
+  // Every window retain is one retained page's companion.
+  std::map<PageId, int64_t> kept;
+  for (const auto& [page, companion] : m.companions) {
     if (m.retains[page] == 0)
-      fail("KVCacheManager integrity: page {} keeps window block {} but is not retained", page, window_page);
+      fail("KVCacheManager integrity: page {} keeps window block {} but is not retained", page, companion.window_page);
+    ++kept[companion.window_page];
+  }
+  for (int64_t p = 0; p < m.window->num_pages(); ++p) {
+    const auto it = kept.find(static_cast<PageId>(p));
+    const int64_t expected = it == kept.end() ? 0 : it->second;
+    if (m.window->retains(static_cast<PageId>(p)) != expected)
+      fail("KVCacheManager integrity: sliding-window page {} has {} retains but {} pages keep it", p,
+           m.window->retains(static_cast<PageId>(p)), expected);
+  }
 }
 
 }  // namespace drift

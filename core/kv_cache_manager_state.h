@@ -2,8 +2,8 @@
 // KVCacheManager's state (internal; not part of the public API). In its own header so that the
 // integrity tests' peer class (a friend of KVCacheManager) can corrupt it on purpose and prove
 // check_integrity() catches each kind of damage.
-#include <deque>
 #include <limits>
+#include <list>
 #include <map>
 #include <memory>
 #include <vector>
@@ -29,28 +29,27 @@ struct KVCacheManager::Impl {
   PageCopier copier;
   SlotMover slot_mover;
   std::unique_ptr<WindowPages> window;  // the sliding-window layers' group, when enabled
-  // A retained page's window block (keep_window_of), and the order they were kept in: the
-  // oldest go first when the window group runs short (entries already released are skipped).
-  std::map<PageId, PageId> companions;
-  std::deque<PageId> companion_order;
+  // A retained page's window block (keep_window_of), in the order they were kept: the oldest go
+  // first when the window group runs short.
+  struct Companion {
+    PageId window_page;
+    std::list<PageId>::iterator in_order;
+  };
+  std::map<PageId, Companion> companions;
+  std::list<PageId> companion_order;
 
   void release_companion(PageId page) {
     auto it = companions.find(page);
     if (it == companions.end()) return;
-    window->release(it->second);
+    window->release(it->second.window_page);
+    companion_order.erase(it->second.in_order);
     companions.erase(it);
   }
   // Drops the oldest companion; false when none is left.
   bool drop_oldest_companion() {
-    while (!companion_order.empty()) {
-      const PageId page = companion_order.front();
-      companion_order.pop_front();
-      if (companions.count(page)) {
-        release_companion(page);
-        return true;
-      }
-    }
-    return false;
+    if (companion_order.empty()) return false;
+    release_companion(companion_order.front());
+    return true;
   }
 
   // Rounded-up division written so that no count near INT64_MAX can overflow.

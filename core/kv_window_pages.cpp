@@ -125,7 +125,9 @@ void WindowPages::prepare_write(SeqHandle seq, int64_t start, int64_t end) {
   std::vector<PageId>& pages = s.pages;
   DRIFT_CHECK(start >= 0 && start <= end, "WindowPages::prepare_write: bad range [{}, {})", start, end);
   const int64_t first_seen = std::max<int64_t>(0, start - window_ + 1);
-  release_before(s, first_seen / block_size_);
+  // The same slack block as release_passed: whatever the chunking, the blocks that positions from
+  // the prompt's last full block on read are still held when the prompt's pages are offered.
+  release_before(s, std::max<int64_t>(0, first_seen - block_size_) / block_size_);
   // The queries' window reaches back to first_seen: those blocks were written by earlier steps.
   for (int64_t b = first_seen / block_size_; b * block_size_ < start; ++b)
     if (b >= static_cast<int64_t>(pages.size()) || pages[b] < 0)
@@ -206,10 +208,18 @@ int64_t WindowPages::pages_in_sequences() const {
   return n;
 }
 
+int64_t WindowPages::retains(PageId page) const {
+  DRIFT_CHECK(page >= 0 && page < num_pages_, "WindowPages::retains: page {} out of range", page);
+  return retains_[page];
+}
+
 void WindowPages::check_integrity(const std::function<int64_t(SeqHandle)>& length_of) const {
   std::vector<int64_t> named(num_pages_, 0);
   for (const auto& [seq, s] : seqs_) {
     const std::vector<PageId>& pages = s.pages;
+    if (s.pinned_first < 0 || s.pinned_first > s.pinned_end)
+      fail("KVCacheManager integrity: sequence {} pins sliding-window blocks [{}, {})", seq, s.pinned_first,
+           s.pinned_end);
     if (static_cast<int64_t>(pages.size()) > blocks_for(length_of(seq)))
       fail("KVCacheManager integrity: sequence {} holds {} sliding-window blocks, its length {} needs at most {}", seq,
            pages.size(), length_of(seq), blocks_for(length_of(seq)));

@@ -71,6 +71,9 @@ class WindowPages {
   // runs short, the reclaimer drops such references (returning false once it has none left).
   void retain(PageId page);
   void release(PageId page);
+  int64_t retains(PageId page) const;
+  bool has_sequence(SeqHandle seq) const { return seqs_.count(seq) > 0; }
+  int64_t num_sequences() const { return static_cast<int64_t>(seqs_.size()); }
   void set_reclaimer(std::function<bool()> reclaimer) { reclaimer_ = std::move(reclaimer); }
   // The page of block `block` of the sequence, -1 when it holds none.
   PageId page_of(SeqHandle seq, int64_t block) const;

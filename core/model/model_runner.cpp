@@ -88,6 +88,9 @@ void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, Tens
   // A layer of the sliding-window page group writes and reads through that group's slots.
   DRIFT_CHECK(!windowed_[layer] || !batch.window_attention.slots.empty() || batch.attention.slots.empty(),
               "layer {} keeps sliding-window pages, but the forward has no window metadata", layer);
+  // Partial views list main-pool pages, which do not address this layer's pool.
+  DRIFT_CHECK(!windowed_[layer] || batch.layer_attention.empty(),
+              "layer {} keeps sliding-window pages: a partial KV view cannot address them", layer);
   const AttentionMetadata& written = windowed_[layer] ? batch.window_attention : batch.attention;
   const NormedRows in = block_input(x, w.input_norm, s);
   if (w.q_norm.empty()) {  // the weights were loaded for it (model_weights.cpp)
@@ -194,15 +197,13 @@ int64_t graph_size_class(int64_t tokens) {
 
 }  // namespace
 
-ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
-  ForwardBatch padded = batch;
-  const int64_t size = graph_size_class(batch.num_tokens());
-  AttentionMetadata& a = padded.attention;
+namespace {
+
+// Padding tokens write no KV (slot -1) and see nothing (kv_len 0), in a dummy sequence.
+void pad_attention(AttentionMetadata& a, int64_t from, int64_t size) {
   const int64_t per_seq = a.tables_per_seq;
   const auto dummy_seq = static_cast<int32_t>(a.block_tables.size() / per_seq);
-  for (int64_t t = batch.num_tokens(); t < size; ++t) {
-    padded.tokens.push_back(0);
-    padded.positions.push_back(0);
+  for (int64_t t = from; t < size; ++t) {
     a.token_seq.push_back(dummy_seq);
     a.slots.push_back(-1);
     for (int64_t h = 0; h < per_seq; ++h) a.kv_len.push_back(0);
@@ -212,6 +213,19 @@ ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
     }
   }
   a.block_tables.resize(size * per_seq);  // the dummy sequence and more, all empty
+}
+
+}  // namespace
+
+ForwardBatch ModelRunner::pad_for_graph(const ForwardBatch& batch) {
+  ForwardBatch padded = batch;
+  const int64_t size = graph_size_class(batch.num_tokens());
+  for (int64_t t = batch.num_tokens(); t < size; ++t) {
+    padded.tokens.push_back(0);
+    padded.positions.push_back(0);
+  }
+  pad_attention(padded.attention, batch.num_tokens(), size);
+  if (!padded.window_attention.slots.empty()) pad_attention(padded.window_attention, batch.num_tokens(), size);
   padded.logit_rows.resize(size, 0);
   return padded;
 }

@@ -205,6 +205,24 @@ TEST(WindowPagesTest, AdoptedPrefixesEndWhereWindowBlocksWereKept) {
   kv.check_integrity();
 }
 
+// However a prompt was chunked, its last full page's window is still held when its pages are
+// offered: here the last chunk is the prompt's last token alone, and a later identical prompt
+// still adopts all five full pages.
+TEST(WindowPagesTest, AChunkedPromptsLastFullPageKeepsItsWindow) {
+  KVCacheManager kv = manager_with_window();
+  const SeqHandle seq = kv.create_sequence();
+  write(kv, seq, 0, 22, 22);
+  write(kv, seq, 22, 23, 1);
+  const std::vector<PageId> cached(kv.block_table(seq).begin(), kv.block_table(seq).begin() + 5);
+  for (int64_t b = 0; b < 5; ++b) {
+    kv.retain_page(cached[b]);
+    kv.keep_window_of(cached[b], seq, b);
+  }
+  const SeqHandle again = kv.create_sequence();
+  EXPECT_EQ(kv.adopt_pages(again, cached), 5);  // the window of position 20: blocks 3 and 4
+  kv.check_integrity();
+}
+
 // Kept window blocks are the first to go when the window group runs short: the pool's bound
 // holds for sequences, and cached prefixes lose only their window, oldest first.
 TEST(WindowPagesTest, KeptWindowBlocksAreDroppedOldestFirstUnderPressure) {
