@@ -62,9 +62,11 @@ void WindowPages::decref(PageId page) {
 }
 
 void WindowPages::release_before(Sequence& s, int64_t first_block) {
+  // Each step scans only the blocks the window passed since the last: a long context costs nothing.
   const int64_t end = std::min<int64_t>(first_block, static_cast<int64_t>(s.pages.size()));
-  for (int64_t b = 0; b < end; ++b)
+  for (int64_t b = s.released_below; b < end; ++b)
     if (s.pages[b] >= 0 && (b < s.pinned_first || b >= s.pinned_end)) decref(std::exchange(s.pages[b], -1));
+  s.released_below = std::max(s.released_below, end);
 }
 
 void WindowPages::add(SeqHandle seq) {
@@ -87,11 +89,13 @@ void WindowPages::remove(SeqHandle seq) {
 }
 
 void WindowPages::truncate(SeqHandle seq, int64_t length) {
-  std::vector<PageId>& pages = sequence(seq, "truncate").pages;
+  Sequence& s = sequence(seq, "truncate");
+  std::vector<PageId>& pages = s.pages;
   while (static_cast<int64_t>(pages.size()) > blocks_for(length)) {
     if (pages.back() >= 0) decref(pages.back());
     pages.pop_back();
   }
+  s.released_below = std::min<int64_t>(s.released_below, static_cast<int64_t>(pages.size()));
 }
 
 void WindowPages::move(SeqHandle seq, std::span<const int64_t> from, std::span<const int64_t> to) {
@@ -105,7 +109,8 @@ void WindowPages::move(SeqHandle seq, std::span<const int64_t> from, std::span<c
 
 bool WindowPages::share_prefix(SeqHandle src, SeqHandle dst, int64_t tokens) {
   const std::vector<PageId>& from = sequence(src, "share_prefix").pages;
-  std::vector<PageId>& to = sequence(dst, "share_prefix").pages;
+  Sequence& into = sequence(dst, "share_prefix");
+  std::vector<PageId>& to = into.pages;
   DRIFT_CHECK(to.empty(), "WindowPages::share_prefix: sequence {} is not empty", dst);
   const int64_t first = std::max<int64_t>(0, tokens - window_ + 1) / block_size_;
   const int64_t end = blocks_for(tokens);
@@ -113,6 +118,7 @@ bool WindowPages::share_prefix(SeqHandle src, SeqHandle dst, int64_t tokens) {
   for (int64_t b = first; b < end; ++b)
     if (from[b] < 0) return false;
   to.assign(end, -1);
+  into.released_below = first;
   for (int64_t b = first; b < end; ++b) {
     to[b] = from[b];
     ++refs_[to[b]];
@@ -175,11 +181,13 @@ PageId WindowPages::page_of(SeqHandle seq, int64_t block) const {
 }
 
 void WindowPages::adopt(SeqHandle seq, int64_t blocks, int64_t first, std::span<const PageId> pages) {
-  std::vector<PageId>& table = sequence(seq, "adopt").pages;
+  Sequence& s = sequence(seq, "adopt");
+  std::vector<PageId>& table = s.pages;
   DRIFT_CHECK(table.empty() && first >= 0 && first + static_cast<int64_t>(pages.size()) <= blocks,
               "WindowPages::adopt: sequence {} is not empty or blocks [{}, {}) lie outside its {}", seq, first,
               first + static_cast<int64_t>(pages.size()), blocks);
   table.assign(blocks, -1);
+  s.released_below = first;
   for (size_t i = 0; i < pages.size(); ++i) {
     DRIFT_CHECK(refs_[pages[i]] > 0, "WindowPages::adopt: page {} is free", pages[i]);
     ++refs_[pages[i]];

@@ -97,6 +97,7 @@ class WindowPages {
   struct Sequence {
     std::vector<PageId> pages;                 // block table
     int64_t pinned_first = 0, pinned_end = 0;  // blocks [first, end) kept (pin_prefix_end)
+    int64_t released_below = 0;                // blocks below it are released or pinned: releases start there
   };
   Sequence& sequence(SeqHandle seq, const char* op);
   const Sequence& sequence(SeqHandle seq, const char* op) const;

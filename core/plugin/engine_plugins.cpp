@@ -193,12 +193,16 @@ void EnginePlugins::offer_full_pages(const Sequence& seq) {
   full.tokens = std::span(tokens.data() + offered * bs, (full_blocks - offered) * bs);
   full.prefix = std::span(tokens.data(), offered * bs);
   full.cache_salt = seq.params.cache_salt;
-  for (drift_page_id_t page : host_.pages_full(full)) {
+  const std::vector<drift_page_id_t> kept = host_.pages_full(full);
+  // The kept pages come in table order: one walk finds each one's block.
+  auto block = full.pages.begin();
+  for (drift_page_id_t page : kept) {
     kv_.retain_page(page);
     // The page's window block too, while the window group still holds it (a cache hit ending
     // at this page needs the window's KV before it).
-    const auto it = std::find(full.pages.begin(), full.pages.end(), page);
-    kv_.keep_window_of(page, seq.kv, full.first_block + (it - full.pages.begin()));
+    block = std::find(block, full.pages.end(), page);
+    if (block == full.pages.end()) block = std::find(full.pages.begin(), full.pages.end(), page);
+    kv_.keep_window_of(page, seq.kv, full.first_block + (block - full.pages.begin()));
   }
   cache_metrics_.pages_held = host_.num_held_pages();
   offered = full_blocks;

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "support/drift_error_matchers.h"
 
 namespace drift {
 namespace {
@@ -22,9 +23,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
-
-#define EXPECT_DRIFT_ERROR(statement, needle) \
-  EXPECT_THAT([&] { statement; }, ThrowsMessage<DriftError>(HasSubstr(needle)))
 
 // Records every (src, dst) the manager asks to copy.
 struct CopyLog {

@@ -11,16 +11,12 @@
 
 #include "core/error.h"
 #include "core/kv_cache_manager.h"
+#include "support/drift_error_matchers.h"
 
 namespace drift {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::ThrowsMessage;
-
-#define EXPECT_DRIFT_ERROR(statement, needle) \
-  EXPECT_THAT([&] { statement; }, ThrowsMessage<DriftError>(HasSubstr(needle)))
 
 constexpr int64_t kBlock = 4;
 constexpr int64_t kWindow = 6;  // a query at q reads [q - 5, q]
