@@ -144,6 +144,11 @@ double copy_bandwidth(Backend& backend) {
 }  // namespace
 
 nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions& o) {
+  if (config.engine.tensor_parallel_size > 1)
+    fail(
+        "drift bench --sweep times one process's forward; engine.tensor_parallel_size = {} is measured by the "
+        "scenario benchmarks (drop --sweep)",
+        config.engine.tensor_parallel_size);
   const ModelConfig model = load_model_config(config.model.path);
   auto backend = create_backend(config);
   const int64_t block = config.kv_cache.block_size;

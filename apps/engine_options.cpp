@@ -14,11 +14,12 @@ namespace po = boost::program_options;
 namespace drift::app {
 
 void add_engine_options(po::options_description& desc, EngineSource& source) {
-  desc.add_options()
-      ("config", po::value(&source.config_path), "engine config (TOML, schema_version = 1)")
-      ("model", po::value(&source.model_dir), "checkpoint directory (overrides the config's [model] path)")
-      ("backend", po::value(&source.backend), "cpu | cuda (overrides the config's engine.backend)")
-      ("log-level", po::value(&source.log_level), "trace | debug | info | warn | error | off");
+  desc.add_options()("config", po::value(&source.config_path), "engine config (TOML, schema_version = 1)")(
+      "model", po::value(&source.model_dir), "checkpoint directory (overrides the config's [model] path)")(
+      "backend", po::value(&source.backend), "cpu | cuda (overrides the config's engine.backend)")(
+      "tensor-parallel-size", po::value(&source.tensor_parallel_size),
+      "ranks the model is split over (overrides the config's engine.tensor_parallel_size)")(
+      "log-level", po::value(&source.log_level), "trace | debug | info | warn | error | off");
 }
 
 EngineConfig resolve_engine_config(const EngineSource& source) {
@@ -38,6 +39,11 @@ EngineConfig resolve_engine_config(const EngineSource& source) {
   if (!source.backend.empty()) {
     if (std::string bad = check_backend_name(source.backend); !bad.empty()) fail("--backend {}: {}", source.backend, bad);
     config.engine.backend = source.backend;
+  }
+  if (source.tensor_parallel_size != 0) {
+    if (source.tensor_parallel_size < 1 || source.tensor_parallel_size > limits::kMaxTensorParallel)
+      fail("--tensor-parallel-size {}: must be in [1, {}]", source.tensor_parallel_size, limits::kMaxTensorParallel);
+    config.engine.tensor_parallel_size = source.tensor_parallel_size;
   }
   validate_config(config);
   return config;

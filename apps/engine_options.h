@@ -16,6 +16,7 @@ struct EngineSource {
   std::string model_dir;
   std::string backend;
   std::string log_level;
+  int64_t tensor_parallel_size = 0;  // 0: the config's
 };
 
 void add_engine_options(boost::program_options::options_description& desc, EngineSource& source);

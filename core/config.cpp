@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/parallel/rendezvous.h"
 #include "core/text_file.h"
 
 namespace drift {
@@ -158,6 +159,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("num_threads", c.engine.num_threads);
     r.read("check_kv_integrity", c.engine.check_kv_integrity);
     r.read("grammar_threads", c.engine.grammar_threads);
+    r.read("tensor_parallel_size", c.engine.tensor_parallel_size);
     r.reject_unknown_keys();
   }
   if (const auto* t = section(root, "kv_cache", source)) {
@@ -200,6 +202,16 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("adaptive", c.speculative.adaptive);
     r.reject_unknown_keys();
   }
+  if (const auto* t = section(root, "tensor_parallel", source)) {
+    SectionReader r(*t, "tensor_parallel", source);
+    r.read("rendezvous", c.tensor_parallel.rendezvous);
+    r.read("local_ranks", c.tensor_parallel.local_ranks);
+    r.read("timeout_s", c.tensor_parallel.timeout_s);
+    r.read("start_timeout_s", c.tensor_parallel.start_timeout_s);
+    r.read("rank_executable", c.tensor_parallel.rank_executable);
+    c.tensor_parallel.rank_executable = resolve_path(c.tensor_parallel.rank_executable, base_dir);
+    r.reject_unknown_keys();
+  }
   read_plugins(root, c, source, base_dir);
 }
 
@@ -234,6 +246,35 @@ void check_speculation_roles(const EngineConfig& c, const std::string& src) {
         src, s.verification, plugin_names(c));
 }
 
+// Tensor parallelism runs on the CPU backend's communicator so far (the NCCL one is the GPU half of
+// the work), with full verification: a partial view's page lists and kept queries would be one
+// rank's heads only.
+void check_tensor_parallel(const EngineConfig& c, const std::string& src) {
+  const int64_t size = c.engine.tensor_parallel_size;
+  if (size < 1 || size > limits::kMaxTensorParallel)
+    fail("{}: engine.tensor_parallel_size = {} is out of range [1, {}]", src, size, limits::kMaxTensorParallel);
+  const TensorParallelSection& tp = c.tensor_parallel;
+  if (tp.local_ranks < 0 || tp.local_ranks > size)
+    fail("{}: tensor_parallel.local_ranks = {} is out of range [0, engine.tensor_parallel_size = {}] (0: all)", src,
+         tp.local_ranks, size);
+  if (!(tp.timeout_s > 0 && tp.timeout_s <= 86400))
+    fail("{}: tensor_parallel.timeout_s = {} is out of range (0, 86400]", src, tp.timeout_s);
+  if (!(tp.start_timeout_s > 0 && tp.start_timeout_s <= 86400))
+    fail("{}: tensor_parallel.start_timeout_s = {} is out of range (0, 86400]", src, tp.start_timeout_s);
+  parse_rendezvous_address(tp.rendezvous, src + ": tensor_parallel.rendezvous");
+  if (size == 1) return;
+  if (c.engine.backend != "cpu")
+    fail(
+        "{}: engine.tensor_parallel_size = {} with engine.backend = \"{}\": tensor parallelism runs on the cpu "
+        "backend so far (the NCCL communicator for cuda is not built yet)",
+        src, size, c.engine.backend);
+  if (c.speculative.verification != "full" && !c.speculative.verification.empty())
+    fail(
+        "{}: speculative.verification = \"{}\" with engine.tensor_parallel_size = {}: a partial-verification policy "
+        "reads one rank's KV heads only; use verification = \"full\"",
+        src, c.speculative.verification, size);
+}
+
 }  // namespace
 
 EngineConfig parse_config(const std::string& toml_text, const std::string& source_name, const std::string& base_dir) {
@@ -250,7 +291,8 @@ EngineConfig parse_config(const std::string& toml_text, const std::string& sourc
   {
     SectionReader top(root, "", source_name);
     top.read("schema_version", schema_version);
-    for (const char* name : {"model", "engine", "kv_cache", "scheduler", "generation", "speculative", "plugins"})
+    for (const char* name :
+         {"model", "engine", "kv_cache", "scheduler", "generation", "speculative", "tensor_parallel", "plugins"})
       top.allow(name);
     top.reject_unknown_keys();
   }
@@ -322,6 +364,7 @@ void validate_config(const EngineConfig& c) {
     fail("{}: speculative.fallback_below = {} is out of range [0, {}] (a tree's expected accepted tokens)", src,
          c.speculative.fallback_below, limits::kMaxDraftTokens);
   check_speculation_roles(c, src);
+  check_tensor_parallel(c, src);
   if (!c.speculative.fallback_provider.empty() && c.speculative.fallback_provider == c.speculative.draft_provider)
     fail("{}: speculative.fallback_provider = \"{}\" is the draft_provider itself", src,
          c.speculative.fallback_provider);

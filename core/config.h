@@ -23,6 +23,7 @@ inline constexpr int64_t kMaxBlockSize = 1024;
 inline constexpr int64_t kMaxKvSlots = 2147483647;  // num_pages x block_size: slots are int32
 inline constexpr double kMaxMemoryMb = 16777216.0;  // 16 TiB
 inline constexpr int64_t kMaxDraftTokens = 1024;    // per sequence and step
+inline constexpr int64_t kMaxTensorParallel = 64;
 }  // namespace limits
 
 struct ModelSection {
@@ -40,6 +41,20 @@ struct EngineSection {
   int64_t num_threads = 0;          // CPU backend worker threads; 0: hardware concurrency
   bool check_kv_integrity = false;  // verify the KV cache's invariants after every step (tests, debugging)
   int64_t grammar_threads = -1;     // structured-output mask workers; -1: by the cores, 0: none
+  // Ranks one model is split over (docs/tensor_parallel.md): attention heads and MLP columns, one
+  // process per rank; [tensor_parallel] says where they meet.
+  int64_t tensor_parallel_size = 1;
+};
+
+// How the ranks of a tensor-parallel engine (engine.tensor_parallel_size > 1) meet and fail.
+struct TensorParallelSection {
+  std::string rendezvous = "127.0.0.1:0";  // rank 0 listens here (port 0: any free port)
+  // Ranks run on this machine: 0 .. local_ranks - 1 (0: all). The others are started elsewhere
+  // with `drift rank --rendezvous HOST:PORT --rank R --size N`.
+  int64_t local_ranks = 0;
+  double timeout_s = 60.0;         // a step waits this long for any rank before ending the engine
+  double start_timeout_s = 600.0;  // joining and loading the shards
+  std::string rank_executable;     // what the local ranks run; "": this drift binary
 };
 
 struct KVCacheSection {
@@ -102,6 +117,7 @@ struct EngineConfig {
   SchedulerSection scheduler;
   GenerationSection generation;
   SpeculativeSection speculative;
+  TensorParallelSection tensor_parallel;
   std::vector<PluginEntry> plugins;
 };
 

@@ -3,17 +3,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "core/engine.h"
 #include "core/error.h"
+#include "core/executable_path.h"
 #include "core/grammar/constraint_registry.h"
 #include "core/kv_window_pages.h"
 #include "core/model/model_layout.h"
 #include "core/model/model_runner.h"
 #include "core/model/model_weights.h"
 #include "core/model_path.h"
+#include "core/parallel/tensor_parallel_executor.h"
 #include "core/plugin/backend_callbacks.h"
 #include "core/plugin/engine_plugins.h"
 #include "core/plugin/model_weight_service.h"
@@ -117,6 +120,76 @@ void check_backend_runs_model(const std::string& source, const EngineConfig& con
         source, config.speculative.verification, config.model.path);
 }
 
+// Tensor parallelism (docs/tensor_parallel.md): rank 0 starts and joins the other ranks, sends each
+// what to load, loads its own shard, and drives them through TensorParallelExecutor.
+struct ParallelRunner {
+  std::unique_ptr<ModelExecutor> executor;
+  ModelRunner* runner = nullptr;               // rank 0's (or the only) runner
+  TensorParallelExecutor* parallel = nullptr;  // when split over ranks
+};
+
+std::chrono::milliseconds seconds_to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+}
+
+// The CPU threads each rank of this machine uses when engine.num_threads leaves it open: the
+// cores shared among them (ranks are separate processes, each with its own pool).
+int64_t threads_per_rank(const EngineConfig& config) {
+  if (config.engine.num_threads > 0) return config.engine.num_threads;
+  const int64_t local =
+      config.tensor_parallel.local_ranks > 0 ? config.tensor_parallel.local_ranks : config.engine.tensor_parallel_size;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()) / local);
+}
+
+// What the local ranks run: the configured program, or this process's own binary when it is drift.
+// Another program embedding the engine (a test, a user's server) must name a drift binary: started
+// with `rank ...` arguments it would not be a rank, and might start engines of its own.
+std::string rank_executable(const EngineConfig& config) {
+  if (!config.tensor_parallel.rank_executable.empty()) return config.tensor_parallel.rank_executable;
+  const std::filesystem::path self = executable_path();
+  if (self.filename() != "drift")
+    fail(
+        "{}: engine.tensor_parallel_size = {}: this program ({}) is not drift, so it cannot start the ranks; set "
+        "[tensor_parallel] rank_executable to a drift binary",
+        config.source.empty() ? "config" : config.source, config.engine.tensor_parallel_size, self.string());
+  return self.string();
+}
+
+ParallelRunner start_parallel_runner(const EngineConfig& config, const ModelConfig& model, const EngineOptions& options,
+                                     Backend& backend) {
+  const int size = static_cast<int>(config.engine.tensor_parallel_size);
+  TensorParallelOptions tp;
+  tp.size = size;
+  tp.rendezvous = config.tensor_parallel.rendezvous;
+  tp.local_ranks = static_cast<int>(config.tensor_parallel.local_ranks);
+  tp.rank_executable = rank_executable(config);
+  tp.timeout = seconds_to_ms(config.tensor_parallel.timeout_s);
+  tp.start_timeout = seconds_to_ms(config.tensor_parallel.start_timeout_s);
+  RankSetup setup;
+  setup.model_path = std::filesystem::absolute(config.model.path).string();
+  setup.backend = config.engine.backend;
+  setup.dtype = config.engine.dtype;
+  setup.num_threads = threads_per_rank(config);
+  setup.block_size = options.block_size;
+  setup.num_pages = options.num_pages;
+  setup.window_pages = options.window_pages;
+  setup.timeout_ms = tp.timeout.count();
+  setup.log_level = static_cast<int32_t>(spdlog::get_level());
+  cpu::set_num_threads(static_cast<int>(setup.num_threads));
+  TensorParallelGroup group = start_tensor_parallel_group(tp, setup);
+  const ShardPlan plan = ShardPlan::for_rank(model, 0, size);
+  ModelWeights weights = load_model_weights(config.model.path, model, plan, backend);
+  auto runner = std::make_unique<ModelRunner>(model, std::move(weights), backend, options.num_pages, options.block_size,
+                                              options.window_pages, RunnerShard{plan, group.communicator.get()});
+  wait_until_ranks_ready(group, tp.start_timeout);
+  ParallelRunner out;
+  out.runner = runner.get();
+  auto executor = std::make_unique<TensorParallelExecutor>(std::move(group), std::move(runner));
+  out.parallel = executor.get();
+  out.executor = std::move(executor);
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
@@ -141,6 +214,11 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (config.engine.num_threads > 0) cpu::set_num_threads(static_cast<int>(config.engine.num_threads));
   auto backend = create_backend(config);
   check_backend_runs_model(source, config, model, *backend);
+  const int64_t tp_size = config.engine.tensor_parallel_size;
+  if (const std::string why = check_tensor_parallel_size(model, tp_size); !why.empty())
+    fail("{}: {} ({}/config.json)", source, why, dir);
+  // Each rank keeps the KV of its own KV heads: pages are sized for one rank's share.
+  const ModelConfig rank_model = local_model_config(model, ShardPlan::for_rank(model, 0, static_cast<int>(tp_size)));
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
     fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")", source,
          config.kv_cache.dtype, backend->name(), dtype_name(backend->compute_dtype()));
@@ -149,7 +227,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
-  const KVLayout layout = kv_layout_for(config, model, options.limits, backend->compute_dtype());
+  const KVLayout layout = kv_layout_for(config, rank_model, options.limits, backend->compute_dtype());
   const bool from_free_memory = config.kv_cache.num_pages == 0 && config.kv_cache.memory_fraction > 0;
   if (from_free_memory && backend->device() == Device::CPU)
     fail(
@@ -178,15 +256,16 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
     options.limits.max_seq_len = model.sliding_window;
   }
 
-  spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {})", architecture_name(model.arch), dir,
-               model.num_layers, model.hidden_size, model.vocab_size);
-  ModelWeights weights = load_model_weights(dir, model, *backend);
+  spdlog::info("loading {} model from {} ({} layers, hidden {}, vocab {}{})", architecture_name(model.arch), dir,
+               model.num_layers, model.hidden_size, model.vocab_size,
+               tp_size > 1 ? fmt::format(", split over {} ranks", tp_size) : "");
+  ModelWeights weights = tp_size > 1 ? ModelWeights{} : load_model_weights(dir, model, *backend);
   if (from_free_memory) options.num_pages = pages_for_free_memory(config, layout, *backend);
   options.window_pages = layout.window_pages_for(options.num_pages);
   options.window = max_window(model);
-  spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token), backend {}", options.num_pages,
+  spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token{}), backend {}", options.num_pages,
                options.block_size, layout.total_bytes(options.num_pages) / 1048576.0,
-               layout.bytes_per_page() / options.block_size, backend->name());
+               layout.bytes_per_page() / options.block_size, tp_size > 1 ? " on each rank" : "", backend->name());
   if (options.window_pages > 0)
     spdlog::info(
         "KV cache: the {} sliding-window layers (window {}) keep only what their window sees, in {} pages of "
@@ -203,16 +282,23 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   check_special_tokens_in_vocab(special, model, dir);
   options.eos_ids = special.eos_ids;
 
-  std::unique_ptr<ModelRunner> runner;
+  ParallelRunner runner;
   try {
-    runner = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages, options.block_size,
-                                           options.window_pages);
+    if (tp_size > 1) {
+      runner = start_parallel_runner(config, model, options, *backend);
+    } else {
+      auto single = std::make_unique<ModelRunner>(model, std::move(weights), *backend, options.num_pages,
+                                                  options.block_size, options.window_pages);
+      runner.runner = single.get();
+      runner.executor = std::move(single);
+    }
   } catch (const std::bad_alloc&) {
     fail("{}: out of memory allocating the KV cache ({} pages, {:.1f} MiB; {})", source, options.num_pages,
          layout.total_bytes(options.num_pages) / 1048576.0, kv_budget_setting(config));
   }
-  ModelRunner* runner_view = runner.get();
-  auto engine = std::make_unique<Engine>(options, std::move(runner));
+  ModelRunner* runner_view = runner.runner;
+  TensorParallelExecutor* parallel = runner.parallel;
+  auto engine = std::make_unique<Engine>(options, std::move(runner.executor));
   engine->backend_ = std::move(backend);
   engine->tokenizer_ = std::move(tokenizer);
   engine->model_config_ = model;
@@ -221,7 +307,14 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (engine->tokenizer_) engine->grammars_ = engine->make_grammars();
   if (!config.plugins.empty() || config.speculative.enabled) {
     Backend& backend_ref = *engine->backend_;
-    engine->enable_plugins(config, model, special, [&backend_ref, runner_view, &model, &options](HostCallbacks& cb) {
+    engine->enable_plugins(config, model, special, [&](HostCallbacks& cb) {
+      if (parallel) {
+        // Split over ranks, rank 0 holds one rank's share of the KV heads: plugins get no paged
+        // attention over the engine's KV; the shared weights they may read are loaded whole.
+        install_compute_callbacks(cb, backend_ref, model, runner_view->rope());
+        install_model_weight_service(cb, parallel->keep_shared_weights(load_shared_weights(dir, model, backend_ref)));
+        return;
+      }
       EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table,
                         runner_view->windowed_layers()};
       install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));

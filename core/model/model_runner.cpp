@@ -1,5 +1,6 @@
 #include "core/model/model_runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -9,12 +10,22 @@ namespace drift {
 
 ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages,
                          int64_t block_size, int64_t window_pages)
+    : ModelRunner(config, std::move(weights), backend, num_pages, block_size, window_pages,
+                  RunnerShard{ShardPlan::whole(config), nullptr}) {}
+
+ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages,
+                         int64_t block_size, int64_t window_pages, RunnerShard shard)
     : config_(std::move(config)),
+      shard_(shard),
+      local_(local_model_config(config_, shard_.plan)),
       weights_(std::move(weights)),
       backend_(backend),
       rope_(compute_rope_frequencies(config_.rope, config_.head_dim)),
       block_size_(block_size) {
   // Kernels index slots in 32 bits (page ids already are): a pool past that is refused here.
+  DRIFT_CHECK(!shard_.plan.parallel() || (shard_.communicator && shard_.communicator->size() == shard_.plan.size &&
+                                          shard_.communicator->rank() == shard_.plan.rank),
+              "rank {} of {} without its communicator", shard_.plan.rank, shard_.plan.size);
   for (int64_t pages : {num_pages, window_pages})
     if (pages * block_size > std::numeric_limits<int32_t>::max())
       fail("kv_cache: {} pages of {} slots exceed the 2^31 slots a KV pool can address", pages, block_size);
@@ -22,8 +33,8 @@ ModelRunner::ModelRunner(ModelConfig config, ModelWeights weights, Backend& back
     // With a window group, a sliding-window layer's KV lives in that group's smaller pool.
     const bool windowed = window_pages > 0 && config_.layers[i].attention_window > 0;
     const int64_t slots = (windowed ? window_pages : num_pages) * block_size;
-    kv_.push_back({backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype()),
-                   backend_.alloc({slots, config_.num_kv_heads, config_.head_dim}, backend_.compute_dtype())});
+    kv_.push_back({backend_.alloc({slots, local_.num_kv_heads, config_.head_dim}, backend_.compute_dtype()),
+                   backend_.alloc({slots, local_.num_kv_heads, config_.head_dim}, backend_.compute_dtype())});
     windowed_.push_back(windowed);
     (windowed ? window_group_kv_ : full_group_kv_).push_back(kv_.back());
   }
@@ -48,7 +59,7 @@ void ModelRunner::move_window_slots(std::span<const int64_t> src, std::span<cons
 }
 
 ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
-  const int64_t d = config_.head_dim, nh = config_.num_heads, nkv = config_.num_kv_heads;
+  const int64_t d = local_.head_dim, nh = local_.num_heads, nkv = local_.num_kv_heads;
   LayerScratch s;
   s.qkv = scratch({t, (nh + 2 * nkv) * d});
   s.q = scratch({t, nh, d});
@@ -56,8 +67,8 @@ ModelRunner::LayerScratch ModelRunner::layer_scratch(int64_t t) {
   s.v = scratch({t, nkv, d});
   s.attn = scratch({t, nh, d});
   s.attn_out = scratch({t, config_.hidden_size});
-  s.gate_up = scratch({t, 2 * config_.intermediate_size});
-  s.act = scratch({t, config_.intermediate_size});
+  s.gate_up = scratch({t, 2 * local_.intermediate_size});
+  s.act = scratch({t, local_.intermediate_size});
   s.mlp_out = scratch({t, config_.hidden_size});
   s.h = scratch({t, config_.hidden_size});
   s.square_sums = scratch({t, residual_norm_groups(config_.hidden_size)}, DType::F32);
@@ -71,8 +82,56 @@ NormedRows ModelRunner::block_input(const Tensor& x, const Tensor& norm_weight, 
 
 void ModelRunner::add_to_residual(const Tensor& in, const Tensor& weight, const Tensor& bias, Tensor& delta, Tensor& x,
                                   const Tensor& next_norm, LayerScratch& s) {
+  if (shard_.plan.parallel()) {  // row-parallel: the ranks' partial outputs are summed before the add
+    backend_.linear(in, weight, bias, delta);
+    all_reduce(delta);
+    backend_.add_rms_norm(x, delta, next_norm, static_cast<float>(config_.rms_norm_eps), s.h);
+    s.factored = false;
+    return;
+  }
   const NextNorm next{next_norm, static_cast<float>(config_.rms_norm_eps), s.h, s.square_sums};
   s.factored = backend_.linear_add_residual(in, weight, bias, delta, x, next);
+}
+
+void ModelRunner::all_reduce(Tensor& x) {
+  DRIFT_CHECK(x.device() == Device::CPU && x.dtype() == DType::F32,
+              "tensor parallelism sums fp32 host tensors (the CPU backend), not a {} {} tensor",
+              x.device() == Device::CPU ? "host" : "device", dtype_name(x.dtype()));
+  shard_.communicator->all_reduce_sum({x.as<float>(), static_cast<size_t>(x.numel())});
+}
+
+// Each rank holds its vocabulary rows and then a zero row (model_weights.cpp): a token outside its
+// rows reads the zero row, so the sum over the ranks is the token's embedding.
+void ModelRunner::embed(const std::vector<int32_t>& tokens, Tensor& x) {
+  if (!shard_.plan.parallel()) {
+    backend_.embedding(weights_.embed, tokens, x);
+    return;
+  }
+  const ShardPlan& plan = shard_.plan;
+  std::vector<int32_t> local(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const int64_t row = tokens[i] - plan.first_vocab;
+    local[i] = static_cast<int32_t>(row >= 0 && row < plan.vocab ? row : plan.vocab);
+  }
+  backend_.embedding(weights_.embed, local, x);
+  all_reduce(x);
+}
+
+Tensor ModelRunner::gather_logits(const Tensor& local) {
+  const Tensor host = backend_.to_host_f32(local);
+  const std::vector<std::vector<float>> parts =
+      shard_.communicator->gather({host.as<float>(), static_cast<size_t>(host.numel())});
+  if (shard_.plan.rank != 0) return Tensor();
+  const int64_t rows = local.dim(0), vocab = config_.vocab_size;
+  Tensor whole = scratch({rows, vocab}, DType::F32);
+  for (int r = 0; r < shard_.plan.size; ++r) {
+    const ShardPlan part = ShardPlan::for_rank(config_, r, shard_.plan.size);
+    DRIFT_CHECK(static_cast<int64_t>(parts[r].size()) == rows * part.vocab,
+                "rank {} sent {} logits for {} rows of {} vocabulary entries", r, parts[r].size(), rows, part.vocab);
+    for (int64_t row = 0; row < rows; ++row)
+      std::copy_n(parts[r].data() + row * part.vocab, part.vocab, whole.as<float>() + row * vocab + part.first_vocab);
+  }
+  return whole;
 }
 
 const Tensor& ModelRunner::norm_after_attention(int64_t layer) const { return weights_.layers[layer].post_norm; }
@@ -118,7 +177,7 @@ void ModelRunner::attention_block(int64_t layer, const ForwardBatch& batch, Tens
 void ModelRunner::keep_queries(int64_t layer, const ForwardBatch& batch, const Tensor& q) {
   if (batch.query_rows.empty()) return;
   const auto rows = static_cast<int64_t>(batch.query_rows.size());
-  const int64_t width = config_.num_heads * config_.head_dim;
+  const int64_t width = local_.num_heads * local_.head_dim;
   Tensor kept = scratch({rows, width});
   // q is the layer scratch's [tokens, heads, head_dim], alive for the whole forward: a flat view of it.
   const Tensor flat = Tensor::wrap(const_cast<void*>(q.data()), {q.dim(0), width}, q.dtype(), q.device(), nullptr);
@@ -301,7 +360,7 @@ std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::
 Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
   const int64_t t = batch.num_tokens();
   Tensor x = scratch({t, config_.hidden_size}, DType::F32);
-  backend_.embedding(weights_.embed, batch.tokens, x);
+  embed(batch.tokens, x);
   LayerScratch s = layer_scratch(t);
   backend_.rms_norm(x, weights_.layers[0].input_norm, static_cast<float>(config_.rms_norm_eps), s.h);
   for (int64_t i = 0; i < config_.num_layers; ++i) {
@@ -317,9 +376,9 @@ Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
   backend_.form_normed_rows(block_input(x, weights_.final_norm, s));
   Tensor selected = scratch({rows, config_.hidden_size});
   backend_.gather_rows(s.h, batch.logit_rows, selected);
-  Tensor logits = scratch({rows, config_.vocab_size}, DType::F32);
+  Tensor logits = scratch({rows, weights_.lm_head.dim(0)}, DType::F32);  // this rank's vocabulary rows
   backend_.linear(selected, weights_.lm_head, Tensor(), logits);
-  return logits;
+  return shard_.plan.parallel() ? gather_logits(logits) : logits;
 }
 
 }  // namespace drift

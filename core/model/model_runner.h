@@ -10,8 +10,18 @@
 #include "core/model/model_config.h"
 #include "core/model/model_weights.h"
 #include "core/model/rope_frequencies.h"
+#include "core/parallel/communicator.h"
+#include "core/parallel/shard_plan.h"
 
 namespace drift {
+
+// One tensor-parallel rank's part of the forward (docs/tensor_parallel.md): the weights were loaded
+// for `shard`, and `communicator` sums the row-parallel projections' outputs and gathers the
+// logits to rank 0.
+struct RunnerShard {
+  ShardPlan plan;
+  Communicator* communicator = nullptr;
+};
 
 class ModelRunner final : public ModelExecutor {
  public:
@@ -19,6 +29,10 @@ class ModelRunner final : public ModelExecutor {
   // their own (core/kv_window_pages.h), addressed by ForwardBatch::window_attention.
   ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages, int64_t block_size,
               int64_t window_pages = 0);
+  // A tensor-parallel rank's runner: its heads, KV heads and MLP columns (shard.plan), the whole
+  // residual stream. Rank 0's logits are the whole rows; the other ranks' forwards return none.
+  ModelRunner(ModelConfig config, ModelWeights weights, Backend& backend, int64_t num_pages, int64_t block_size,
+              int64_t window_pages, RunnerShard shard);
 
   int64_t vocab_size() const override { return config_.vocab_size; }
   Tensor forward(const ForwardBatch& batch) override;
@@ -81,8 +95,16 @@ class ModelRunner final : public ModelExecutor {
   void mlp_block(int64_t layer, Tensor& x, LayerScratch& s);
   Tensor scratch(std::vector<int64_t> shape, DType dtype);
   Tensor scratch(std::vector<int64_t> shape);  // in the backend's compute dtype
+  // Tensor parallelism: the embedding of this rank's vocabulary rows, summed over the ranks.
+  void embed(const std::vector<int32_t>& tokens, Tensor& x);
+  // x summed over the ranks, in place (fp32 host tensors: the CPU communicator).
+  void all_reduce(Tensor& x);
+  // The ranks' logit columns as whole rows on rank 0 (empty elsewhere).
+  Tensor gather_logits(const Tensor& local);
 
   ModelConfig config_;
+  RunnerShard shard_;
+  ModelConfig local_;  // config_ as this rank computes it: its heads, KV heads and MLP columns
   ModelWeights weights_;
   Backend& backend_;
   RopeFrequencies rope_;

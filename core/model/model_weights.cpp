@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/model/mxfp4.h"
+#include "core/parallel/shard_plan.h"
 #include "core/safetensors.h"
 
 namespace drift {
@@ -129,40 +131,89 @@ MoeWeights load_experts(TensorReader& r, const ModelConfig& c, const std::string
   return m;
 }
 
-LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backend& backend) {
+// A rank's part of checkpoint tensors (core/parallel/shard_plan.h): row ranges are views of the
+// mapped file; column ranges are copied out, into storage that lives until the weights are loaded.
+class ShardSlicer {
+ public:
+  static RawTensor rows(const RawTensor& t, int64_t first, int64_t count) {
+    int64_t row_elements = 1;
+    for (size_t i = 1; i < t.shape.size(); ++i) row_elements *= t.shape[i];
+    RawTensor part = t;
+    part.data = static_cast<const uint8_t*>(t.data) + first * row_elements * static_cast<int64_t>(dtype_size(t.dtype));
+    part.shape[0] = count;
+    return part;
+  }
+  RawTensor columns(const RawTensor& t, int64_t first, int64_t count) {
+    const int64_t rows = t.shape[0], cols = t.shape[1];
+    const auto element = static_cast<int64_t>(dtype_size(t.dtype));
+    std::vector<uint8_t>& copy = storage_.emplace_back(static_cast<size_t>(rows * count * element));
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(copy.data() + r * count * element, static_cast<const uint8_t*>(t.data) + (r * cols + first) * element,
+                  static_cast<size_t>(count * element));
+    return RawTensor{copy.data(), t.dtype, {rows, count}};
+  }
+  // Zero rows of t's width and dtype.
+  RawTensor zero_rows(const RawTensor& t, int64_t count) {
+    std::vector<uint8_t>& zeros = storage_.emplace_back(static_cast<size_t>(count * t.shape[1]) * dtype_size(t.dtype));
+    return RawTensor{zeros.data(), t.dtype, {count, t.shape[1]}};
+  }
+
+ private:
+  std::vector<std::vector<uint8_t>> storage_;
+};
+
+LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, const ShardPlan& shard, Backend& backend) {
   const std::string p = fmt::format("model.layers.{}.", i);
   const int64_t h = c.hidden_size, d = c.head_dim, q_out = c.num_heads * d, kv_out = c.num_kv_heads * d;
+  ShardSlicer slice;
+  // This rank's query heads, KV heads and MLP columns (all of them on one rank).
+  auto q_rows = [&](const RawTensor& t) { return ShardSlicer::rows(t, shard.first_head * d, shard.heads * d); };
+  auto kv_rows = [&](const RawTensor& t) { return ShardSlicer::rows(t, shard.first_kv_head * d, shard.kv_heads * d); };
+  auto mlp_rows = [&](const RawTensor& t) {
+    return ShardSlicer::rows(t, shard.first_intermediate, shard.intermediate);
+  };
   LayerWeights w;
   w.input_norm = load(backend, {r.read(p + "input_layernorm.weight", {h})});
   w.post_norm = load(backend, {r.read(p + "post_attention_layernorm.weight", {h})});
   // Without q/k norms the projection feeds linear_qkv_rope_write, whose pairs are a head's (i, i + d / 2).
   const int64_t qkv_pairs = c.qk_norm ? 0 : d;
   w.qkv = load(backend,
-               {r.read(p + "self_attn.q_proj.weight", {q_out, h}), r.read(p + "self_attn.k_proj.weight", {kv_out, h}),
-                r.read(p + "self_attn.v_proj.weight", {kv_out, h})},
+               {q_rows(r.read(p + "self_attn.q_proj.weight", {q_out, h})),
+                kv_rows(r.read(p + "self_attn.k_proj.weight", {kv_out, h})),
+                kv_rows(r.read(p + "self_attn.v_proj.weight", {kv_out, h}))},
                qkv_pairs);
   if (c.attention_bias)
-    w.qkv_bias = load(backend,
-                      {r.read(p + "self_attn.q_proj.bias", {q_out}), r.read(p + "self_attn.k_proj.bias", {kv_out}),
-                       r.read(p + "self_attn.v_proj.bias", {kv_out})},
-                      qkv_pairs);
+    w.qkv_bias = load(
+        backend,
+        {q_rows(r.read(p + "self_attn.q_proj.bias", {q_out})), kv_rows(r.read(p + "self_attn.k_proj.bias", {kv_out})),
+         kv_rows(r.read(p + "self_attn.v_proj.bias", {kv_out}))},
+        qkv_pairs);
   if (c.qk_norm) {
     w.q_norm = load(backend, {r.read(p + "self_attn.q_norm.weight", {d})});
     w.k_norm = load(backend, {r.read(p + "self_attn.k_norm.weight", {d})});
   }
-  w.o_proj = load(backend, {r.read(p + "self_attn.o_proj.weight", {h, q_out})});
-  if (c.attention_bias && c.arch != Architecture::Qwen2)  // transformers: o_proj bias follows attention_bias
-    w.o_bias = load(backend, {r.read(p + "self_attn.o_proj.bias", {h})});
-  if (c.layers[i].sinks) w.sinks = load(backend, {r.read(p + "self_attn.sinks", {c.num_heads})});
+  // Row-parallel: this rank's input columns; the ranks' outputs are summed (all-reduce), so a bias
+  // is added by rank 0 alone.
+  w.o_proj =
+      load(backend,
+           {slice.columns(r.read(p + "self_attn.o_proj.weight", {h, q_out}), shard.first_head * d, shard.heads * d)});
+  if (c.attention_bias && c.arch != Architecture::Qwen2) {  // transformers: o_proj bias follows attention_bias
+    const RawTensor bias = r.read(p + "self_attn.o_proj.bias", {h});
+    if (shard.rank == 0) w.o_bias = load(backend, {bias});
+  }
+  if (c.layers[i].sinks)
+    w.sinks =
+        load(backend, {ShardSlicer::rows(r.read(p + "self_attn.sinks", {c.num_heads}), shard.first_head, shard.heads)});
   if (c.layers[i].moe) {
-    w.moe = load_experts(r, c, p + "mlp.", backend);
+    w.moe = load_experts(r, c, p + "mlp.", backend);  // one rank only (ShardPlan refuses to split experts)
     return w;
   }
   w.gate_up = load(backend,
-                   {r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h}),
-                    r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h})},
-                   2 * c.intermediate_size);  // for linear_swiglu
-  w.down = load(backend, {r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size})});
+                   {mlp_rows(r.read(p + "mlp.gate_proj.weight", {c.intermediate_size, h})),
+                    mlp_rows(r.read(p + "mlp.up_proj.weight", {c.intermediate_size, h}))},
+                   2 * shard.intermediate);  // for linear_swiglu
+  w.down = load(backend, {slice.columns(r.read(p + "mlp.down_proj.weight", {h, c.intermediate_size}),
+                                        shard.first_intermediate, shard.intermediate)});
   return w;
 }
 
@@ -170,23 +221,41 @@ LayerWeights load_layer(TensorReader& r, const ModelConfig& c, int64_t i, Backen
 
 namespace {
 
-// The embedding, final norm and LM head into w (the shared weights; layers are the caller's).
-void load_shared(TensorReader& reader, const ModelConfig& config, Backend& backend, ModelWeights& w) {
-  w.embed = load(backend, {reader.read("model.embed_tokens.weight", {config.vocab_size, config.hidden_size})});
-  w.final_norm = load(backend, {reader.read("model.norm.weight", {config.hidden_size})});
-  w.lm_head = config.tie_word_embeddings
-                  ? w.embed
-                  : load(backend, {reader.read("lm_head.weight", {config.vocab_size, config.hidden_size})});
+// The embedding, final norm and LM head into w (the shared weights; layers are the caller's). A
+// rank of several holds its vocabulary rows of both, and one zero row after its embedding rows:
+// tokens outside its range embed to zeros there, so the ranks' rows sum to the embedding.
+void load_shared(TensorReader& reader, const ModelConfig& config, const ShardPlan& shard, Backend& backend,
+                 ModelWeights& w) {
+  ShardSlicer slice;
+  const int64_t v = config.vocab_size, h = config.hidden_size;
+  const RawTensor embed = reader.read("model.embed_tokens.weight", {v, h});
+  const RawTensor local_embed = ShardSlicer::rows(embed, shard.first_vocab, shard.vocab);
+  w.embed = shard.parallel() ? load(backend, {local_embed, slice.zero_rows(embed, 1)}) : load(backend, {local_embed});
+  w.final_norm = load(backend, {reader.read("model.norm.weight", {h})});
+  if (!config.tie_word_embeddings) {
+    w.lm_head =
+        load(backend, {ShardSlicer::rows(reader.read("lm_head.weight", {v, h}), shard.first_vocab, shard.vocab)});
+  } else if (!shard.parallel()) {
+    w.lm_head = w.embed;
+  } else {  // the embedding's rows without the zero row
+    auto owner = std::make_shared<Tensor>(w.embed);
+    w.lm_head = Tensor::wrap(owner->data(), {shard.vocab, h}, owner->dtype(), owner->device(), owner);
+  }
 }
 
 }  // namespace
 
 ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend) {
+  return load_model_weights(dir, config, ShardPlan::whole(config), backend);
+}
+
+ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, const ShardPlan& shard,
+                                Backend& backend) {
   SafetensorsCheckpoint ckpt(dir);
   TensorReader reader(ckpt);
   ModelWeights w;
-  load_shared(reader, config, backend, w);
-  for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, backend));
+  load_shared(reader, config, shard, backend, w);
+  for (int64_t i = 0; i < config.num_layers; ++i) w.layers.push_back(load_layer(reader, config, i, shard, backend));
   reader.check_unused(config);
   return w;
 }
@@ -195,7 +264,7 @@ ModelWeights load_shared_weights(const std::string& dir, const ModelConfig& conf
   SafetensorsCheckpoint ckpt(dir);
   TensorReader reader(ckpt);
   ModelWeights w;
-  load_shared(reader, config, backend, w);
+  load_shared(reader, config, ShardPlan::whole(config), backend, w);
   return w;
 }
 

@@ -42,6 +42,12 @@ struct ModelWeights {
 // num_hidden_layers). Harmless extras (rotary_emb.inv_freq; lm_head.weight with tied embeddings)
 // are logged as warnings.
 ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, Backend& backend);
+// One tensor-parallel rank's part (core/parallel/shard_plan.h): its heads' q/k/v rows and o_proj
+// columns, its MLP columns, its vocabulary rows of the embedding (then one zero row) and LM head;
+// norms whole; biases of row-parallel projections on rank 0 only.
+struct ShardPlan;
+ModelWeights load_model_weights(const std::string& dir, const ModelConfig& config, const ShardPlan& shard,
+                                Backend& backend);
 
 // Only the weights host->model_weight serves (embedding, final norm, LM head; no layers): what a
 // plugin's create() can ask for when no engine runs (`drift plugins list`). Shapes are checked as

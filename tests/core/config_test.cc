@@ -44,6 +44,8 @@ TEST(ConfigTest, EveryShippedConfigLoadsAndRuns) {
     require_model_of(config);
     ASSERT_TRUE(std::filesystem::is_directory(config.model.path)) << "model path " << config.model.path << " missing";
     if (!config.plugins.empty()) continue;  // plugin configs are exercised by the plugin suites
+    // Ranks run `drift rank`; this test binary is not drift.
+    if (config.engine.tensor_parallel_size > 1) config.tensor_parallel.rank_executable = test::drift_exe();
     auto engine = Engine::from_config(config);
     SamplingParams p = sampling_params_from(config.generation);  // what `drift generate` sends
     p.max_new_tokens = 4;

@@ -1,0 +1,64 @@
+#include "core/parallel/tensor_parallel_executor.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.h"
+
+namespace drift {
+
+TensorParallelExecutor::TensorParallelExecutor(TensorParallelGroup group, std::unique_ptr<ModelRunner> runner)
+    : group_(std::move(group)), runner_(std::move(runner)) {}
+
+TensorParallelExecutor::~TensorParallelExecutor() {
+  if (failure_.empty()) {
+    try {
+      std::vector<uint8_t> bytes = encode_shutdown();
+      group_.communicator->broadcast(bytes);
+    } catch (const std::exception& e) {
+      spdlog::warn("tensor parallel: telling the ranks to exit: {}", e.what());
+    }
+  }
+  runner_.reset();
+  group_.ranks->reap(failure_.empty() ? 10000 : 0);  // after a failure the ranks are killed at once
+}
+
+template <typename Local>
+auto TensorParallelExecutor::run(std::vector<uint8_t> command, Local local) {
+  if (!failure_.empty()) fail("the tensor-parallel engine stopped after an earlier error: {}", failure_);
+  try {
+    group_.communicator->broadcast(command);
+    return local();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    spdlog::error("tensor parallel: {}", failure_);
+    throw;
+  }
+}
+
+Tensor TensorParallelExecutor::forward(const ForwardBatch& batch) {
+  return run(encode_forward(batch), [&] { return runner_->forward(batch); });
+}
+
+std::vector<int32_t> TensorParallelExecutor::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
+                                                           std::vector<TokenLogprobs>* logprobs,
+                                                           const std::function<void()>& before_pick) {
+  return run(encode_forward(batch), [&] { return runner_->forward_picks(batch, rows, logprobs, before_pick); });
+}
+
+void TensorParallelExecutor::copy_page(int32_t src, int32_t dst) {
+  run(encode_page_copy(StepCommand::kCopyPage, src, dst), [&] { runner_->copy_page(src, dst); });
+}
+
+void TensorParallelExecutor::move_slots(std::span<const int64_t> src, std::span<const int64_t> dst) {
+  run(encode_slot_moves(StepCommand::kMoveSlots, src, dst), [&] { runner_->move_slots(src, dst); });
+}
+
+void TensorParallelExecutor::copy_window_page(int32_t src, int32_t dst) {
+  run(encode_page_copy(StepCommand::kCopyWindowPage, src, dst), [&] { runner_->copy_window_page(src, dst); });
+}
+
+void TensorParallelExecutor::move_window_slots(std::span<const int64_t> src, std::span<const int64_t> dst) {
+  run(encode_slot_moves(StepCommand::kMoveWindowSlots, src, dst), [&] { runner_->move_window_slots(src, dst); });
+}
+
+}  // namespace drift

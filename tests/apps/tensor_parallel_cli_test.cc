@@ -1,0 +1,90 @@
+// Tensor parallelism through the `drift` binary (docs/tensor_parallel.md): --tensor-parallel-size
+// and the example config give one rank's tokens, with the ranks the engine starts itself or, as
+// on other machines, started by hand with `drift rank`; bad `drift rank` arguments are errors.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run_command.h"
+#include "support/test_data.h"
+
+namespace drift {
+namespace {
+
+using test::json_lines;
+using test::run_command;
+using test::shell_quote;
+
+std::string drift() { return shell_quote(test::drift_exe()); }
+std::string stories() { return test::test_data_path("models/stories260K"); }
+const char* kPrompts = "--prompt 'Once upon a time' --prompt 'The little dog was sad because' --prompt-ids 1,317";
+
+std::vector<nlohmann::json> output_ids(const std::string& command) {
+  auto r = run_command(command);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::vector<nlohmann::json> ids;
+  for (const auto& line : json_lines(r.out)) ids.push_back(line["output_ids"]);
+  return ids;
+}
+
+TEST(TensorParallelCli, SplitRunsGiveOneRanksTokens) {
+  const std::string base =
+      drift() + " generate --model " + shell_quote(stories()) + " " + kPrompts + " --max-new-tokens 40 --json";
+  const auto one = output_ids(base);
+  ASSERT_EQ(one.size(), 3u);
+  EXPECT_EQ(output_ids(base + " --tensor-parallel-size 2"), one);
+  EXPECT_EQ(output_ids(base + " --tensor-parallel-size 4"), one);
+  EXPECT_EQ(output_ids(test::drift_in_source(std::string("generate --config configs/stories260k-tp2.toml ") + kPrompts +
+                                             " --max-new-tokens 40 --json")),
+            one);
+  auto bad = run_command(base + " --tensor-parallel-size 3");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("tensor_parallel_size = 3 does not divide the model's num_attention_heads = 8"),
+            std::string::npos)
+      << bad.err;
+}
+
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Ranks on another machine: the engine starts only local_ranks = 1 (itself) and waits at a fixed
+// address for rank 1, started by hand.
+TEST(TensorParallelCli, RanksStartedElsewhereJoinByTheRendezvousAddress) {
+  const std::string dir = test::make_temp_dir("tp-cli");
+  const std::string address = "127.0.0.1:" + std::to_string(free_port());
+  std::ofstream(dir + "/tp.toml") << "schema_version = 1\n[model]\npath = \"" << stories()
+                                  << "\"\n[engine]\ntensor_parallel_size = 2\n[tensor_parallel]\nrendezvous = \""
+                                  << address << "\"\nlocal_ranks = 1\nstart_timeout_s = 60\n";
+  const std::string rank1 = drift() + " rank --rendezvous " + address + " --rank 1 --size 2 2>" + dir + "/rank1.log &";
+  const auto split = output_ids(rank1 + " " + drift() + " generate --config " + dir + "/tp.toml " + kPrompts +
+                                " --max-new-tokens 24 --json");
+  const auto one = output_ids(drift() + " generate --model " + shell_quote(stories()) + " " + kPrompts +
+                              " --max-new-tokens 24 --json");
+  EXPECT_EQ(split, one);
+}
+
+TEST(TensorParallelCli, RankArgumentsAreChecked) {
+  auto r = run_command(drift() + " rank --rendezvous 127.0.0.1:1 --rank 0 --size 2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--rank 0 of --size 2: ranks 1 to size - 1 run with `drift rank`"), std::string::npos) << r.err;
+  r = run_command(drift() + " rank --rank 1 --size 2");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("rendezvous"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace drift
