@@ -67,11 +67,16 @@ int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
 // Host memory is mapped lazily, so an oversized KV budget would only fail once its pages fill,
 // deep into a run; refuse it up front instead, naming the setting.
 void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const KVLayout& layout) {
-  const double kv_mib = static_cast<double>(layout.total_bytes(pages)) / 1048576.0;
+  // Every tensor-parallel rank on this machine keeps its own pool of `pages`.
+  const int64_t ranks_here = config.engine.tensor_parallel_size == 1  ? 1
+                             : config.tensor_parallel.local_ranks > 0 ? config.tensor_parallel.local_ranks
+                                                                      : config.engine.tensor_parallel_size;
+  const double kv_mib = static_cast<double>(layout.total_bytes(pages)) * ranks_here / 1048576.0;
   const double host_mib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE) / 1048576.0;
   if (host_mib > 0 && kv_mib > host_mib)
-    fail("{}: {} asks for a {:.0f} MiB KV cache ({} pages), more than this machine's {:.0f} MiB of memory",
-         config.source, kv_budget_setting(config), kv_mib, pages, host_mib);
+    fail("{}: {} asks for a {:.0f} MiB KV cache ({} pages{}), more than this machine's {:.0f} MiB of memory",
+         config.source, kv_budget_setting(config), kv_mib, pages,
+         ranks_here > 1 ? fmt::format(" for each of the {} tensor-parallel ranks here", ranks_here) : "", host_mib);
 }
 
 // The KV layout, with the sliding-window page group when the model has windowed layers beside
@@ -170,6 +175,8 @@ ParallelRunner start_parallel_runner(const EngineConfig& config, const ModelConf
   setup.backend = config.engine.backend;
   setup.dtype = config.engine.dtype;
   setup.num_threads = threads_per_rank(config);
+  setup.remote_num_threads = config.engine.num_threads;
+  setup.local_ranks = tp.local_ranks > 0 ? tp.local_ranks : size;
   setup.block_size = options.block_size;
   setup.num_pages = options.num_pages;
   setup.window_pages = options.window_pages;
@@ -181,7 +188,7 @@ ParallelRunner start_parallel_runner(const EngineConfig& config, const ModelConf
   ModelWeights weights = load_model_weights(config.model.path, model, plan, backend);
   auto runner = std::make_unique<ModelRunner>(model, std::move(weights), backend, options.num_pages, options.block_size,
                                               options.window_pages, RunnerShard{plan, group.communicator.get()});
-  wait_until_ranks_ready(group, tp.start_timeout);
+  wait_until_ranks_ready(group, setup.model_path, tp.start_timeout);
   ParallelRunner out;
   out.runner = runner.get();
   auto executor = std::make_unique<TensorParallelExecutor>(std::move(group), std::move(runner));

@@ -145,6 +145,7 @@ class ShardSlicer {
   }
   RawTensor columns(const RawTensor& t, int64_t first, int64_t count) {
     const int64_t rows = t.shape[0], cols = t.shape[1];
+    if (first == 0 && count == cols) return t;  // the whole tensor (one rank): no copy
     const auto element = static_cast<int64_t>(dtype_size(t.dtype));
     std::vector<uint8_t>& copy = storage_.emplace_back(static_cast<size_t>(rows * count * element));
     for (int64_t r = 0; r < rows; ++r)

@@ -1,7 +1,8 @@
 #pragma once
 // ByteWriter / ByteReader: the plain little-endian encoding of what rank 0 sends the other ranks
-// (the setup, each step's plan). Both ends are the same build (the hello checks it), so values
-// are written as they lie in memory; a reader that runs past its bytes throws DriftError.
+// (the setup, each step's plan). Both ends speak the same protocol version (the hello checks it)
+// on the same kind of machine (little-endian x86-64 / arm64), so values are written as they lie in
+// memory; a reader that runs past its bytes throws DriftError.
 #include <cstdint>
 #include <cstring>
 #include <string>

@@ -22,6 +22,14 @@ enum class FrameTag : uint32_t {
 };
 const char* frame_tag_name(FrameTag tag);
 
+// The largest frame of each kind a rank accepts, checked before anything is allocated for it.
+uint64_t max_frame_bytes(FrameTag tag);
+
+// A connected link's options: no Nagle delay (a step is many small frames) and TCP keepalive, so a
+// rank whose peer's machine died or became unreachable notices within about half a minute even
+// while it waits for the next step with no deadline.
+void configure_link(int fd);
+
 class FramedSocket {
  public:
   // Waits with no deadline (a rank waiting for the next step while the engine is idle).
@@ -43,8 +51,10 @@ class FramedSocket {
 
   void send(FrameTag tag, std::span<const uint8_t> bytes, std::chrono::milliseconds timeout);
   // The next frame's bytes, which must carry `tag`: an error frame throws its message, another tag
-  // is a protocol error.
+  // or a length past the tag's bound (kMaxFrameBytes) is a protocol error. The frame must start
+  // within `timeout` (kForever: however long) and its bytes then arrive within `body_timeout`.
   std::vector<uint8_t> receive(FrameTag tag, std::chrono::milliseconds timeout);
+  std::vector<uint8_t> receive(FrameTag tag, std::chrono::milliseconds timeout, std::chrono::milliseconds body_timeout);
   // receive into a buffer of exactly dst.size() bytes (no copy for the collectives' payloads).
   void receive_into(FrameTag tag, std::span<uint8_t> dst, std::chrono::milliseconds timeout);
   // Best effort: tells the peer why this side stops (never throws).

@@ -42,7 +42,14 @@ void LocalRanks::start(const std::string& executable, const std::string& rendezv
     const pid_t pid = fork();
     if (pid < 0) fail("tensor parallel: cannot start rank {}: fork failed: {}", rank, std::strerror(errno));
     if (pid == 0) {
-      // The rank dies with rank 0, however rank 0 ends (a crash included).
+      // The rank takes no blocked signals from rank 0's thread (drift serve blocks SIGINT and
+      // SIGTERM for its signal thread), so it can be stopped as any process.
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      // The rank dies with rank 0, however rank 0 ends (a crash included). The signal follows the
+      // thread that forks: the engine is built on a thread that lives as long as it (drift's main
+      // thread); a rank whose rank 0 goes away otherwise still ends at its link's closing.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(1);  // rank 0 already gone
       execv(argv[0], argv.data());

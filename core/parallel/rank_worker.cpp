@@ -7,6 +7,8 @@
 #include "core/error.h"
 #include "core/model/model_runner.h"
 #include "core/model/model_weights.h"
+#include "core/parallel/byte_stream.h"
+#include "core/parallel/checkpoint_fingerprint.h"
 #include "core/parallel/rendezvous.h"
 #include "core/parallel/step_plan.h"
 #include "core/parallel/tcp_communicator.h"
@@ -27,7 +29,8 @@ LoadedRank load_rank(const RankSetup& setup, int rank, int size, Communicator& c
   EngineConfig config;
   config.engine.backend = setup.backend;
   config.engine.dtype = setup.dtype;
-  if (setup.num_threads > 0) cpu::set_num_threads(static_cast<int>(setup.num_threads));
+  const int64_t threads = rank < setup.local_ranks ? setup.num_threads : setup.remote_num_threads;
+  if (threads > 0) cpu::set_num_threads(static_cast<int>(threads));
   LoadedRank loaded;
   loaded.backend = create_backend(config);
   const ModelConfig model = load_model_config(setup.model_path);
@@ -74,14 +77,18 @@ int run_tensor_parallel_rank(const std::string& rendezvous, int rank, int size) 
   FramedSocket link;
   try {
     link = join_rendezvous(parse_rendezvous_address(rendezvous, "--rendezvous"), rank, size, kJoinTimeout);
-    const RankSetup setup = decode_setup(link.receive(FrameTag::kSetup, kJoinTimeout));
+    // Rank 0 sends the setup once every rank has joined, which may take as long as its
+    // start_timeout_s: wait however long (keepalive notices a rank 0 that is gone).
+    const RankSetup setup = decode_setup(link.receive(FrameTag::kSetup, FramedSocket::kForever, kJoinTimeout));
     spdlog::set_level(static_cast<spdlog::level::level_enum>(setup.log_level));
     std::vector<FramedSocket> links;
     links.push_back(std::move(link));
     TcpCommunicator communicator(rank, size, std::move(links), std::chrono::milliseconds(setup.timeout_ms));
     try {
       LoadedRank loaded = load_rank(setup, rank, size, communicator);
-      communicator.link(0).send(FrameTag::kReady, {}, communicator.timeout());
+      ByteWriter ready;
+      ready.put(checkpoint_fingerprint(setup.model_path));
+      communicator.link(0).send(FrameTag::kReady, ready.bytes(), communicator.timeout());
       spdlog::debug("tensor parallel rank {}: ready", rank);
       std::vector<uint8_t> bytes;
       do communicator.broadcast_wait_forever(bytes);

@@ -1,5 +1,6 @@
 #include "core/parallel/rendezvous.h"
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,9 +13,11 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include "core/error.h"
 #include "core/parallel/byte_stream.h"
@@ -43,12 +46,6 @@ AddrInfoPtr resolve(const RendezvousAddress& address, bool passive) {
   return AddrInfoPtr(found);
 }
 
-// Steps are many small frames: no Nagle delay.
-void set_no_delay(int fd) {
-  const int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
 std::vector<uint8_t> hello_bytes(int rank, int size) {
   ByteWriter w;
   w.put(kHelloMagic);
@@ -58,25 +55,76 @@ std::vector<uint8_t> hello_bytes(int rank, int size) {
   return std::move(w.bytes());
 }
 
-// The joining rank's number, after checking its hello against this engine.
-int read_hello(FramedSocket& socket, int size, std::chrono::milliseconds timeout, const std::string& where) {
-  const std::vector<uint8_t> bytes = socket.receive(FrameTag::kHello, timeout);
-  ByteReader r(bytes);
-  if (bytes.size() != 20 || r.get<uint64_t>() != kHelloMagic)
-    fail("tensor parallel rendezvous {}: a connection that is not a drift rank joined", where);
-  if (const auto version = r.get<uint32_t>(); version != kProtocolVersion)
-    fail(
-        "tensor parallel rendezvous {}: a rank speaking protocol {} joined (this build speaks {}): run the same drift "
-        "build on every rank",
-        where, version, kProtocolVersion);
-  const auto rank = r.get<int32_t>();
-  const auto their_size = r.get<int32_t>();
-  if (their_size != size)
+// What a connection said in its hello.
+struct Hello {
+  int rank = -1;
+  int size = 0;
+};
+
+// The hello of a drift rank, or nullopt (logged) for a connection that is not one: a port scan, a
+// health probe or a build speaking another protocol must not end the engine's startup.
+std::optional<Hello> read_hello(FramedSocket& socket, const std::string& where) {
+  try {
+    const std::vector<uint8_t> bytes = socket.receive(FrameTag::kHello, std::chrono::seconds(2));
+    ByteReader r(bytes);
+    if (bytes.size() != 20 || r.get<uint64_t>() != kHelloMagic) {
+      spdlog::warn("tensor parallel rendezvous {}: a connection that is not a drift rank was closed", where);
+      return std::nullopt;
+    }
+    if (const auto version = r.get<uint32_t>(); version != kProtocolVersion) {
+      spdlog::warn(
+          "tensor parallel rendezvous {}: a rank speaking protocol {} (this build speaks {}) was closed: run the same "
+          "drift build on every rank",
+          where, version, kProtocolVersion);
+      return std::nullopt;
+    }
+    Hello hello;
+    hello.rank = r.get<int32_t>();
+    hello.size = r.get<int32_t>();
+    return hello;
+  } catch (const DriftError& e) {
+    spdlog::warn("tensor parallel rendezvous {}: a connection was closed before its hello: {}", where, e.what());
+    return std::nullopt;
+  }
+}
+
+// A drift rank started for another engine, or twice, is the operator's mistake: it ends startup.
+void check_hello(const Hello& hello, int size, const std::vector<FramedSocket>& links, const std::string& where) {
+  if (hello.size != size)
     fail("tensor parallel rendezvous {}: rank {} was started for tensor_parallel_size = {}, this engine has {}", where,
-         rank, their_size, size);
-  if (rank < 1 || rank >= size)
-    fail("tensor parallel rendezvous {}: a rank numbered {} joined; ranks 1 to {} are expected", where, rank, size - 1);
-  return rank;
+         hello.rank, hello.size, size);
+  if (hello.rank < 1 || hello.rank >= size)
+    fail("tensor parallel rendezvous {}: a rank numbered {} joined; ranks 1 to {} are expected", where, hello.rank,
+         size - 1);
+  if (links[hello.rank].connected()) fail("tensor parallel rendezvous {}: rank {} joined twice", where, hello.rank);
+}
+
+// connect() within the deadline (a blocking connect to an unreachable host waits minutes).
+bool connect_before(int fd, const addrinfo* a, std::chrono::steady_clock::time_point deadline, std::string& why) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) {
+      why = std::strerror(errno);
+      return false;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (::poll(&p, 1, static_cast<int>(std::max<int64_t>(1, left.count()))) <= 0) {
+      why = "timed out";
+      return false;
+    }
+    int error = 0;
+    socklen_t len = sizeof(error);
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+    if (error != 0) {
+      why = std::strerror(error);
+      return false;
+    }
+  }
+  fcntl(fd, F_SETFL, flags);
+  return true;
 }
 
 }  // namespace
@@ -143,12 +191,13 @@ std::vector<FramedSocket> RendezvousListener::accept_ranks(int size, std::chrono
     if (::poll(&p, 1, 100) <= 0) continue;  // 100 ms: check the started ranks are alive between waits
     const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    set_no_delay(fd);
+    configure_link(fd);
     FramedSocket socket(fd, -1);
-    const int rank = read_hello(socket, size, std::chrono::seconds(10), address_text_);
-    if (links[rank].connected()) fail("tensor parallel rendezvous {}: rank {} joined twice", address_text_, rank);
-    socket.set_peer(rank);
-    links[rank] = std::move(socket);
+    const std::optional<Hello> hello = read_hello(socket, address_text_);
+    if (!hello) continue;
+    check_hello(*hello, size, links, address_text_);
+    socket.set_peer(hello->rank);
+    links[hello->rank] = std::move(socket);
     ++joined;
   }
   return links;
@@ -158,17 +207,21 @@ FramedSocket join_rendezvous(const RendezvousAddress& address, int rank, int siz
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string why;
   while (std::chrono::steady_clock::now() < deadline) {
-    const AddrInfoPtr info = resolve(address, false);
+    AddrInfoPtr info;
+    try {
+      info = resolve(address, false);
+    } catch (const DriftError& e) {  // the name may not resolve yet (a machine still coming up)
+      why = e.what();
+    }
     for (addrinfo* a = info.get(); a; a = a->ai_next) {
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        set_no_delay(fd);
+      if (connect_before(fd, a, deadline, why)) {
+        configure_link(fd);
         FramedSocket socket(fd, 0);
         socket.send(FrameTag::kHello, hello_bytes(rank, size), std::chrono::seconds(10));
         return socket;
       }
-      why = std::strerror(errno);
       ::close(fd);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 may not listen yet

@@ -1,6 +1,6 @@
 #pragma once
 // The ranks' rendezvous (docs/tensor_parallel.md): rank 0 listens on a TCP address; every other
-// rank connects and says hello (its rank, the engine's size, the build), and rank 0 takes the
+// rank connects and says hello (its rank, the engine's size, the protocol version), and rank 0 takes the
 // connections in as the ranks' links. A GPU build would pass NCCL's unique id over the same links.
 #include <chrono>
 #include <functional>

@@ -125,6 +125,8 @@ std::vector<uint8_t> encode_setup(const RankSetup& s) {
   w.put(s.backend);
   w.put(s.dtype);
   w.put(s.num_threads);
+  w.put(s.remote_num_threads);
+  w.put(s.local_ranks);
   w.put(s.block_size);
   w.put(s.num_pages);
   w.put(s.window_pages);
@@ -140,6 +142,8 @@ RankSetup decode_setup(const std::vector<uint8_t>& bytes) {
   s.backend = r.get_string();
   s.dtype = r.get_string();
   s.num_threads = r.get<int64_t>();
+  s.remote_num_threads = r.get<int64_t>();
+  s.local_ranks = r.get<int32_t>();
   s.block_size = r.get<int64_t>();
   s.num_pages = r.get<int64_t>();
   s.window_pages = r.get<int64_t>();

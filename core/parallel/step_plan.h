@@ -43,7 +43,9 @@ struct RankSetup {
   std::string model_path;
   std::string backend;  // engine.backend
   std::string dtype;    // engine.dtype
-  int64_t num_threads = 0;
+  int64_t num_threads = 0;         // CPU threads of each rank on rank 0's machine
+  int64_t remote_num_threads = 0;  // of each rank elsewhere (0: that machine's cores)
+  int32_t local_ranks = 0;         // ranks 0 .. local_ranks - 1 share rank 0's machine
   int64_t block_size = 0;
   int64_t num_pages = 0;
   int64_t window_pages = 0;

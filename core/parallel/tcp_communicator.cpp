@@ -67,7 +67,7 @@ void TcpCommunicator::broadcast_wait_forever(std::vector<uint8_t>& bytes) {
 
 void TcpCommunicator::broadcast_with(std::vector<uint8_t>& bytes, std::chrono::milliseconds wait) {
   if (rank_ != 0) {
-    bytes = link(0).receive(FrameTag::kCommand, wait);
+    bytes = link(0).receive(FrameTag::kCommand, wait, timeout_);  // once begun, a command arrives in time
     return;
   }
   for (int r = 1; r < size_; ++r) link(r).send(FrameTag::kCommand, bytes, timeout_);

@@ -9,17 +9,24 @@ namespace drift {
 TensorParallelExecutor::TensorParallelExecutor(TensorParallelGroup group, std::unique_ptr<ModelRunner> runner)
     : group_(std::move(group)), runner_(std::move(runner)) {}
 
+// Each rank is told to exit on its own (one that cannot be told must not keep the others waiting),
+// the links are closed (a rank elsewhere sees its link close), then this machine's ranks are reaped.
 TensorParallelExecutor::~TensorParallelExecutor() {
-  if (failure_.empty()) {
-    try {
-      std::vector<uint8_t> bytes = encode_shutdown();
-      group_.communicator->broadcast(bytes);
-    } catch (const std::exception& e) {
-      spdlog::warn("tensor parallel: telling the ranks to exit: {}", e.what());
+  bool told_all = failure_.empty();
+  if (told_all) {
+    const std::vector<uint8_t> bytes = encode_shutdown();
+    for (int r = 1; r < size(); ++r) {
+      try {
+        group_.communicator->link(r).send(FrameTag::kCommand, bytes, std::chrono::seconds(2));
+      } catch (const std::exception& e) {
+        spdlog::warn("tensor parallel: telling rank {} to exit: {}", r, e.what());
+        told_all = false;
+      }
     }
   }
   runner_.reset();
-  group_.ranks->reap(failure_.empty() ? 10000 : 0);  // after a failure the ranks are killed at once
+  group_.communicator.reset();
+  group_.ranks->reap(told_all ? 10000 : 0);  // after a failure the ranks are killed at once
 }
 
 template <typename Local>

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "core/error.h"
+#include "core/parallel/byte_stream.h"
+#include "core/parallel/checkpoint_fingerprint.h"
 #include "core/parallel/rendezvous.h"
 
 namespace drift {
@@ -15,6 +17,12 @@ TensorParallelGroup start_tensor_parallel_group(const TensorParallelOptions& opt
   TensorParallelGroup group;
   group.ranks = std::make_unique<LocalRanks>();
   const int local = options.local_ranks > 0 ? options.local_ranks : options.size;
+  const bool loopback = address.host == "localhost" || address.host == "::1" || address.host.starts_with("127.");
+  if (local < options.size && loopback)
+    spdlog::warn(
+        "tensor parallel: ranks {} to {} are to be started by hand, but the rendezvous {} is reachable from this "
+        "machine only: ranks on other machines need an address they reach",
+        local, options.size - 1, address.text());
   group.ranks->start(options.rank_executable, reachable.text(), 1, local, options.size);
   spdlog::info("tensor parallel: {} ranks meet at {} ({} started here{})", options.size, reachable.text(), local,
                local < options.size ? fmt::format("; start ranks {} to {} with `drift rank --rendezvous {} --rank R "
@@ -29,8 +37,18 @@ TensorParallelGroup start_tensor_parallel_group(const TensorParallelOptions& opt
   return group;
 }
 
-void wait_until_ranks_ready(TensorParallelGroup& group, std::chrono::milliseconds timeout) {
-  for (int r = 1; r < group.communicator->size(); ++r) group.communicator->link(r).receive(FrameTag::kReady, timeout);
+void wait_until_ranks_ready(TensorParallelGroup& group, const std::string& model_path,
+                            std::chrono::milliseconds timeout) {
+  const uint64_t mine = checkpoint_fingerprint(model_path);
+  for (int r = 1; r < group.communicator->size(); ++r) {
+    const std::vector<uint8_t> ready = group.communicator->link(r).receive(FrameTag::kReady, timeout);
+    ByteReader reader(ready);
+    if (reader.get<uint64_t>() != mine)
+      fail(
+          "tensor parallel rank {} loaded a different checkpoint at {}: its config.json or tensors differ from rank "
+          "0's (every machine needs the same checkpoint at that path)",
+          r, model_path);
+  }
   spdlog::info("tensor parallel: all {} ranks loaded their shards", group.communicator->size());
 }
 

@@ -29,7 +29,9 @@ struct TensorParallelGroup {
 // Starts and joins every rank and sends each `setup`. Throws DriftError naming a rank that
 // exited, did not join in time or refused its setup.
 TensorParallelGroup start_tensor_parallel_group(const TensorParallelOptions& options, const RankSetup& setup);
-// Waits until every rank has loaded its shard (or throws naming the rank and its error).
-void wait_until_ranks_ready(TensorParallelGroup& group, std::chrono::milliseconds timeout);
+// Waits until every rank has loaded its shard (or throws naming the rank and its error), and checks
+// each loaded the checkpoint rank 0 did (core/parallel/checkpoint_fingerprint.h).
+void wait_until_ranks_ready(TensorParallelGroup& group, const std::string& model_path,
+                            std::chrono::milliseconds timeout);
 
 }  // namespace drift

@@ -81,12 +81,14 @@ WorkerPool& pool() {
 }  // namespace
 
 void set_num_threads(int threads) { requested_threads = threads; }
-int num_threads() { return pool().size(); }
+// The pool is made once, at its first use; a later request for fewer threads still holds: work
+// is split into at most that many parts.
+int num_threads() { return requested_threads > 0 ? std::min(requested_threads, pool().size()) : pool().size(); }
 
 void parallel_for(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
   const int64_t max_parts = std::max<int64_t>(1, n / std::max<int64_t>(1, min_chunk));
-  const int parts = static_cast<int>(std::min<int64_t>(pool().size(), max_parts));
+  const int parts = static_cast<int>(std::min<int64_t>(num_threads(), max_parts));
   if (parts <= 1) {
     body(0, n);
     return;

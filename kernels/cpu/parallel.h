@@ -6,8 +6,9 @@
 
 namespace drift::cpu {
 
-// Number of threads used by parallel_for (default: hardware concurrency). Takes effect only
-// before the first parallel_for (the pool is created then).
+// Number of threads used by parallel_for (default: hardware concurrency). The pool is created by
+// the first parallel_for with the number asked by then; a later call can lower the number used
+// (work is split into at most that many parts), not raise it past the pool.
 void set_num_threads(int threads);
 int num_threads();
 

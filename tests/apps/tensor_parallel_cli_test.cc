@@ -77,6 +77,28 @@ TEST(TensorParallelCli, RanksStartedElsewhereJoinByTheRendezvousAddress) {
   EXPECT_EQ(split, one);
 }
 
+// tools/random_checkpoint.py's Llama-3-70B preset (issue 36's checkpoint maker), at a small
+// override of its sizes: sharded files with an index and the published Llama-3 config, which the
+// engine loads whole and split (4 ranks: 8 heads over 2 KV heads, each KV head on two ranks).
+TEST(TensorParallelCli, TheLlama3ShapeMakersShardedCheckpointRunsSplit) {
+  const std::string dir = test::make_temp_dir("llama3-shape");
+  auto made = run_command("python3 " + shell_quote(test::source_dir() + "/tools/random_checkpoint.py") + " " +
+                          shell_quote(dir) +
+                          " --preset llama3-70b --layers 2 --hidden 256 --intermediate 512 --vocab 1000 --heads 8 "
+                          "--kv-heads 2 --shard-gb 0.001");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_NE(made.out.find("(llama3-70b shape) in 4 file(s)"), std::string::npos) << made.out;
+  std::ifstream config(dir + "/config.json");
+  const auto json = nlohmann::json::parse(config);
+  EXPECT_EQ(json["rope_scaling"]["rope_type"], "llama3");
+  EXPECT_EQ(json["tie_word_embeddings"], false);
+  const std::string base = drift() + " generate --model " + shell_quote(dir) +
+                           " --prompt-ids 5,6,7,8 --prompt-ids 9,10 --max-new-tokens 8 --ignore-eos --json";
+  const auto one = output_ids(base);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(output_ids(base + " --tensor-parallel-size 4"), one);
+}
+
 TEST(TensorParallelCli, RankArgumentsAreChecked) {
   auto r = run_command(drift() + " rank --rendezvous 127.0.0.1:1 --rank 0 --size 2");
   EXPECT_EQ(r.exit_code, 1);

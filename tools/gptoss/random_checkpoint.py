@@ -16,7 +16,10 @@ Usage: random_checkpoint.py OUT_DIR [--layers N] [--hidden H] [--heads Q] [--kv-
 Values: bf16 weights repeat a 1 MiB block of small random numbers (|w| < 0.06), norms are 1;
 expert codes are random bytes (every nibble is a valid e2m1 code) and scales 2^-8 .. 2^-6, so an
 expert weight is at most 6 * 2^-6 < 0.1: finite everywhere, no NaN scale (255)."""
-import argparse, json, os, random, struct
+import argparse, json, os, random, struct, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from safetensors_shards import nbytes, write_sharded  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("out")
@@ -74,48 +77,7 @@ tensors["model.norm.weight"] = ("BF16", [H], ONES)
 tensors["lm_head.weight"] = ("BF16", [a.vocab, H], BF16_BLOCK)
 
 
-def nbytes(dtype, shape):
-    n = 2 if dtype == "BF16" else 1
-    for d in shape:
-        n *= d
-    return n
-
-
-# Shards in tensor order, each at most shard-gb (a tensor larger than that gets its own).
-shards, current, size = [], [], 0
-for name, (dtype, shape, _) in tensors.items():
-    n = nbytes(dtype, shape)
-    if current and size + n > a.shard_gb * 1e9:
-        shards.append(current)
-        current, size = [], 0
-    current.append(name)
-    size += n
-shards.append(current)
-
-os.makedirs(a.out, exist_ok=True)
-weight_map = {}
-for s, names in enumerate(shards):
-    file = "model.safetensors" if len(shards) == 1 else f"model-{s + 1:05d}-of-{len(shards):05d}.safetensors"
-    header, offset = {}, 0
-    for name in names:
-        dtype, shape, _ = tensors[name]
-        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + nbytes(dtype, shape)]}
-        offset += nbytes(dtype, shape)
-        weight_map[name] = file
-    raw = json.dumps(header, separators=(",", ":")).encode()
-    raw += b" " * (-len(raw) % 8)
-    with open(os.path.join(a.out, file), "wb") as f:
-        f.write(struct.pack("<Q", len(raw)) + raw)
-        for name in names:
-            dtype, shape, block = tensors[name]
-            n = nbytes(dtype, shape)
-            while n > 0:
-                f.write(block[: min(n, len(block))])
-                n -= min(n, len(block))
-if len(shards) > 1:
-    total = sum(nbytes(d, s) for d, s, _ in tensors.values())
-    with open(os.path.join(a.out, "model.safetensors.index.json"), "w") as f:
-        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+nfiles = write_sharded(a.out, tensors, a.shard_gb)
 
 config = {
     "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "attention_bias": True, "attention_dropout": 0.0,
@@ -136,4 +98,4 @@ with open(os.path.join(a.out, "config.json"), "w") as f:
     json.dump(config, f, indent=2)
 params = sum(nbytes(d, s) // 2 if d == "BF16" else nbytes(d, s) * (2 if name.endswith("_blocks") else 0)
              for name, (d, s, _) in tensors.items())
-print(f"{a.out}: {params / 1e9:.2f}B parameters in {len(shards)} file(s)")
+print(f"{a.out}: {params / 1e9:.2f}B parameters in {nfiles} file(s)")

@@ -84,11 +84,13 @@ TEST(StepPlan, BytesThatAreNotAStepAreRefused) {
 }
 
 TEST(StepPlan, ASetupArrivesWhole) {
-  RankSetup s{"/models/x", "cpu", "auto", 3, 16, 1000, 40, 60000, 1};
+  RankSetup s{"/models/x", "cpu", "auto", 3, 8, 2, 16, 1000, 40, 60000, 1};
   const RankSetup got = decode_setup(encode_setup(s));
   EXPECT_EQ(got.model_path, s.model_path);
   EXPECT_EQ(got.backend, s.backend);
   EXPECT_EQ(got.num_threads, 3);
+  EXPECT_EQ(got.remote_num_threads, 8);
+  EXPECT_EQ(got.local_ranks, 2);
   EXPECT_EQ(got.num_pages, 1000);
   EXPECT_EQ(got.window_pages, 40);
   EXPECT_EQ(got.timeout_ms, 60000);

@@ -2,6 +2,10 @@
 // results (the all-reduce bit-identical on every rank and summed in rank order), and every way a
 // rank can fail -- closing, reporting an error, hanging, joining wrong -- ending in an error that
 // names the rank, in bounded time.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <future>
 #include <thread>
@@ -127,6 +131,50 @@ TEST(TcpCommunicator, AHungRankEndsTheCollectiveAfterTheTimeout) {
   EXPECT_DRIFT_ERROR(ranks[0]->all_reduce_sum(data), "tensor parallel rank 2 sent nothing in time");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   ranks[0].reset();
+  rank1.get();
+}
+
+// A rank that stops reading (stopped, swapping) while rank 0 sends it more than the socket buffers
+// hold: the send gives up at the deadline instead of blocking in the kernel.
+TEST(TcpCommunicator, ARankThatStopsReadingEndsALargeSendAfterTheTimeout) {
+  auto ranks = join(2, 300ms);
+  std::vector<uint8_t> big(64 << 20, 1);  // far more than a socket buffer
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_DRIFT_ERROR(ranks[0]->broadcast(big), "tensor parallel rank 1 stopped reading");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+// A frame's length is checked against its kind's bound before anything is allocated for it.
+TEST(FramedSocket, AFrameLongerThanItsKindMayBeIsRefused) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  FramedSocket reader(fds[0], 3);
+  const uint64_t header[2] = {static_cast<uint64_t>(FrameTag::kReduce), uint64_t{1} << 60};
+  ASSERT_EQ(write(fds[1], header, sizeof(header)), static_cast<ssize_t>(sizeof(header)));
+  EXPECT_DRIFT_ERROR(reader.receive(FrameTag::kReduce, 1s), "tensor parallel rank 3 sent a all-reduce frame of");
+  close(fds[1]);
+}
+
+TEST(Rendezvous, ConnectionsThatAreNotRanksAreClosedAndTheRanksStillJoin) {
+  RendezvousListener listener(parse_rendezvous_address("127.0.0.1:0", "test"));
+  const RendezvousAddress address{"127.0.0.1", listener.port()};
+  auto probe = std::async(std::launch::async, [&] {  // an HTTP health probe
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(address.port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    const char request[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n                  ";
+    (void)write(fd, request, sizeof(request));
+    std::this_thread::sleep_for(200ms);
+    close(fd);
+  });
+  std::this_thread::sleep_for(50ms);
+  auto rank1 = std::async(std::launch::async, [=] { return join_rendezvous(address, 1, 2, 5s); });
+  auto links = listener.accept_ranks(2, 5s, {});
+  EXPECT_TRUE(links[1].connected());
+  probe.get();
   rank1.get();
 }
 

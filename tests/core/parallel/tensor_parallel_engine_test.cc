@@ -174,6 +174,29 @@ TEST(TensorParallelSpeculation, EveryProviderGivesThePlainTokens) {
   }
 }
 
+// Under preemption (recompute with drafts in flight) and with the prefix cache adopting pages: the
+// page tables are rank 0's, every rank holds the same pages' KV of its own heads.
+TEST(TensorParallelSpeculation, PreemptedAndCachedRunsGiveThePlainTokens) {
+  const std::string dir = test::test_data_path("models/stories260K");
+  const std::vector<Tokens> prompts = stories_prompts();
+  constexpr int64_t kNew = 40;
+  const auto plain = greedy_outputs(*Engine::from_config(config_for(dir, 1, 256, 512)), prompts, kNew);
+  for (const char* provider : {"ngram", "eagle3"}) {
+    EngineConfig tight = config_for(dir, 2, 64, 28, "max_utilization", 4);
+    tight.plugins.push_back(std::string(provider) == "ngram" ? test::ngram_entry(2) : eagle3_chain(3));
+    auto engine = Engine::from_config(test::with_speculation(tight, provider, 6));
+    EXPECT_EQ(greedy_outputs(*engine, prompts, kNew), plain) << provider;
+    EXPECT_GT(engine->metrics().decode_preemptions, 0) << provider;
+    EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+  }
+  EngineConfig cached = config_for(dir, 2, 256, 512);
+  cached.plugins.push_back(test::prefix_cache_entry());
+  auto engine = Engine::from_config(cached);
+  for (int round = 0; round < 2; ++round)  // the second round adopts the first's pages
+    EXPECT_EQ(test::outputs_of(test::run_one_by_one(*engine, prompts, test::greedy_ignoring_eos(kNew))), plain);
+  EXPECT_GT(engine->metrics().prefix_cache.hit_tokens, 0);
+}
+
 // Sampling draws from counter-based seeds on the whole logit rows rank 0 gathers: the split engine
 // draws what one rank draws, plain and speculating (sampled acceptance, target-only tree sampling).
 TEST(TensorParallelSpeculation, SampledRunsDrawWhatOneRankDraws) {
