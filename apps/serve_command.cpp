@@ -4,6 +4,7 @@
 // are aborted, and the process exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -171,6 +172,9 @@ int run_serve(const std::vector<std::string>& args) {
   std::printf("drift serve: listening on http://%s:%d\n", a.server.host.c_str(), port);
   std::fflush(stdout);
 
+  // An engine that can run no more steps (a tensor-parallel rank died) ends the server as a signal
+  // would, with an error: a supervisor restarts it instead of it failing every request.
+  loop.set_on_stopped([] { kill(getpid(), SIGTERM); });
   std::thread engine_thread([&] { loop.run(); });
   std::thread http_thread([&] { http.serve(); });
   // stop() only ends a server that is already listening: a signal during startup must wait.
@@ -178,8 +182,9 @@ int run_serve(const std::vector<std::string>& args) {
   while (!http.running() && Clock::now() < listening_by) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   int signal_number = 0;
   sigwait(&signals, &signal_number);
-  spdlog::info("drift serve: {} received: refusing new requests, finishing {} unfinished", strsignal(signal_number),
-               loop.unfinished());
+  if (loop.stopped_by().empty())
+    spdlog::info("drift serve: {} received: refusing new requests, finishing {} unfinished", strsignal(signal_number),
+                 loop.unfinished());
   loop.begin_shutdown();
   drain(loop, a.shutdown_timeout);
   engine_thread.join();
@@ -189,6 +194,7 @@ int run_serve(const std::vector<std::string>& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   http.stop();
   http_thread.join();
+  if (const std::string why = loop.stopped_by(); !why.empty()) fail("drift serve: the engine stopped: {}", why);
   std::printf("drift serve: stopped\n");
   return 0;
 }

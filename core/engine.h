@@ -123,6 +123,9 @@ class Engine {
   int64_t reset_prefix_cache();
   const EngineOptions& options() const { return options_; }
   ModelExecutor& executor() { return *executor_; }
+  // Why the engine can run no more steps ("" while it can): a tensor-parallel rank failed, and
+  // every later step throws. A server stops on it.
+  std::string broken() const { return executor_->broken(); }
 
   // Loads config.plugins and selects [speculative]'s roles; from then on the engine calls their
   // hooks. Without it (no plugins configured) no hook code runs at all. `special`: the tokens

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/backend.h"
@@ -71,6 +72,8 @@ class ModelExecutor {
   // The last forward's post-RoPE queries of its query_rows at `layer`, [rows, heads * head_dim], or
   // nullptr when it kept none (valid until the next forward).
   virtual const Tensor* captured_queries(int32_t /*layer*/) const { return nullptr; }
+  // Why this executor can run no more forwards ("" while it can): a tensor-parallel rank failed.
+  virtual std::string broken() const { return ""; }
 };
 
 // The rows that ask for logprobs, in order.

@@ -12,6 +12,7 @@ EngineLoop::EngineLoop(Engine& engine, int64_t max_requests, ServerMetrics& metr
 }
 
 void EngineLoop::check_capacity(int64_t n) const {
+  if (stopped_) throw ApiError(503, "the engine stopped: " + stopped_by_);
   if (shutting_down_) throw ApiError(503, "the server is shutting down and takes no new requests");
   if (unfinished_ + n > max_requests_)
     throw ApiError(429,
@@ -45,6 +46,16 @@ void EngineLoop::cancel(const std::shared_ptr<RequestStream>& stream) {
   wake_.notify_one();
 }
 
+// The engine can run no more steps: nothing submitted from now on is taken (the loop is shutting
+// down), and whoever serves it hears so once.
+void EngineLoop::stop(const std::string& why) {
+  spdlog::error("drift serve: the engine stopped: {}", why);
+  stopped_by_ = why;
+  stopped_ = true;
+  begin_shutdown();
+  if (on_stopped_) on_stopped_();
+}
+
 void EngineLoop::begin_shutdown() {
   {
     std::lock_guard lock(mutex_);
@@ -75,6 +86,7 @@ void EngineLoop::run() {
     } catch (const std::exception& e) {
       spdlog::error("engine step failed: {}", e.what());
       fail_all(std::string("engine step failed: ") + e.what());
+      if (const std::string why = engine_.broken(); !why.empty() && !stopped_) stop(why);
     }
   }
 }

@@ -7,10 +7,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/engine.h"
@@ -39,6 +41,11 @@ class EngineLoop {
   // Abort every unfinished request (their streams finish with finish_reason "abort").
   void abort_all();
   bool shutting_down() const { return shutting_down_; }
+  // Once a step failed in a way the engine cannot recover from (Engine::broken: a tensor-parallel
+  // rank died), the loop fails what is in flight, refuses everything after (503 naming the cause)
+  // and shuts down; `on_stopped` (set before run()) is told, once. "" while the engine runs.
+  std::string stopped_by() const { return stopped_ ? stopped_by_ : std::string(); }
+  void set_on_stopped(std::function<void()> on_stopped) { on_stopped_ = std::move(on_stopped); }
   int64_t unfinished() const { return unfinished_; }
 
  private:
@@ -62,6 +69,7 @@ class EngineLoop {
   void dispatch(const RequestOutput& output);
   void iterate();
   void fail_all(const std::string& error);
+  void stop(const std::string& why);
   void publish_snapshot();
 
   Engine& engine_;
@@ -75,6 +83,9 @@ class EngineLoop {
   bool poke_ = false;  // a cancel arrived
   std::atomic<bool> shutting_down_{false};
   std::atomic<int64_t> unfinished_{0};  // submitted and not yet finished
+  std::string stopped_by_;              // written once, before stopped_ is set
+  std::atomic<bool> stopped_{false};
+  std::function<void()> on_stopped_;
 
   std::map<int64_t, Active> active_;  // by engine request id; engine thread only
 };

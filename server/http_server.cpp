@@ -294,6 +294,8 @@ void HttpServer::install_routes() {
   });
 
   http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
+    if (const std::string why = s.loop.stopped_by(); !why.empty())
+      return send_error(res, ApiError(503, "the engine stopped: " + why));
     if (s.loop.shutting_down()) return send_error(res, ApiError(503, "the server is shutting down"));
     send_json(res, 200, {{"status", "ok"}});
   });

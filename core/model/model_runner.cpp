@@ -117,7 +117,64 @@ void ModelRunner::embed(const std::vector<int32_t>& tokens, Tensor& x) {
   all_reduce(x);
 }
 
+void ModelRunner::announce(LogitGather how) {
+  std::vector<uint8_t> bytes = {static_cast<uint8_t>(how)};
+  shard_.communicator->broadcast(bytes);
+}
+
+void ModelRunner::follow_gather(const Tensor& local) {
+  std::vector<uint8_t> bytes;
+  shard_.communicator->broadcast(bytes);
+  if (bytes.size() == 1 && bytes[0] == static_cast<uint8_t>(LogitGather::kWhole)) {
+    gather_logits(local);
+  } else if (bytes.size() == 1 && bytes[0] == static_cast<uint8_t>(LogitGather::kArgmax)) {
+    gather_argmax(local);
+  } else {
+    fail("tensor parallel rank 0 announced a logit gather of {} bytes that is neither kind: the ranks are out of step",
+         bytes.size());
+  }
+}
+
+std::vector<int32_t> ModelRunner::gather_argmax(const Tensor& local) {
+  ++gathers_.argmax;
+  const Tensor host = backend_.to_host_f32(local);
+  const int64_t rows = host.dim(0), vocab = host.dim(1);
+  // Per row: the rank's largest logit and its column (-1 for a rank holding no columns). Columns
+  // travel as floats: exact below 2^24, and a rank's share of a vocabulary is far below.
+  std::vector<float> mine(static_cast<size_t>(2 * rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = host.as<float>() + r * vocab;
+    const int64_t column = vocab > 0 ? std::max_element(row, row + vocab) - row : -1;
+    mine[2 * r] = column >= 0 ? row[column] : -std::numeric_limits<float>::infinity();
+    mine[2 * r + 1] = static_cast<float>(column);
+  }
+  const std::vector<std::vector<float>> parts = shard_.communicator->gather(mine);
+  if (shard_.plan.rank != 0) return {};
+  std::vector<int64_t> first_token;
+  for (int rank = 0; rank < shard_.plan.size; ++rank) {
+    first_token.push_back(ShardPlan::for_rank(config_, rank, shard_.plan.size).first_vocab);
+    DRIFT_CHECK(static_cast<int64_t>(parts[rank].size()) == 2 * rows, "rank {} sent {} argmax values for {} rows", rank,
+                parts[rank].size(), rows);
+  }
+  std::vector<int32_t> picks(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    // Ranks hold ascending vocabulary ranges: a later rank wins only with a strictly larger logit,
+    // so equal maxima resolve to the lowest token, as one argmax over the whole row does.
+    float best = 0;
+    int64_t token = -1;
+    for (int rank = 0; rank < shard_.plan.size; ++rank) {
+      const float value = parts[rank][2 * r], column = parts[rank][2 * r + 1];
+      if (column < 0 || (token >= 0 && !(best < value))) continue;
+      best = value;
+      token = first_token[rank] + static_cast<int64_t>(column);
+    }
+    picks[r] = static_cast<int32_t>(token);
+  }
+  return picks;
+}
+
 Tensor ModelRunner::gather_logits(const Tensor& local) {
+  ++gathers_.whole;
   const Tensor host = backend_.to_host_f32(local);
   const std::vector<std::vector<float>> parts =
       shard_.communicator->gather({host.as<float>(), static_cast<size_t>(host.numel())});
@@ -331,18 +388,47 @@ auto ModelRunner::run_exact(const ForwardBatch& batch, Read read) {
 // is the final norm.
 Tensor ModelRunner::forward(const ForwardBatch& batch) {
   return run_forward(batch, [&](const Tensor& logits) {
-    return logits.empty() ? Tensor::zeros({0, config_.vocab_size}) : backend_.to_host_f32(logits);
+    if (logits.empty()) return Tensor::zeros({0, config_.vocab_size});
+    if (!shard_.plan.parallel()) return backend_.to_host_f32(logits);
+    if (shard_.plan.rank != 0) {  // a rank's part of rank 0's forward: rank 0 alone reads logits
+      follow_gather(logits);
+      return Tensor::zeros({0, config_.vocab_size});
+    }
+    announce(LogitGather::kWhole);
+    return backend_.to_host_f32(gather_logits(logits));
   });
 }
+
+namespace {
+
+// A plain greedy pick of every row, and no logprobs: the argmax of each row is all it needs.
+bool argmax_picks_suffice(std::span<const RowSampling> rows, const std::vector<TokenLogprobs>* logprobs) {
+  if (logprobs && !rows_wanting_logprobs(rows).empty()) return false;
+  return std::all_of(rows.begin(), rows.end(), [](const RowSampling& row) {
+    return row.params.temperature == 0.0 && row.adjustments.empty() && !row.allowed;
+  });
+}
+
+}  // namespace
 
 std::vector<int32_t> ModelRunner::forward_picks(const ForwardBatch& batch, std::span<const RowSampling> rows,
                                                 std::vector<TokenLogprobs>* logprobs,
                                                 const std::function<void()>& before_pick) {
   DRIFT_CHECK(rows.size() == batch.logit_rows.size(), "{} sampling settings for {} logit rows", rows.size(),
               batch.logit_rows.size());
-  return run_forward(batch, [&](const Tensor& logits) {
+  DRIFT_CHECK(shard_.plan.rank == 0, "rank {} picks tokens: only rank 0 samples", shard_.plan.rank);
+  return run_forward(batch, [&](const Tensor& local) {
     if (before_pick) before_pick();  // the device runs the forward meanwhile
-    if (logits.empty()) return std::vector<int32_t>();
+    if (local.empty()) return std::vector<int32_t>();
+    Tensor logits = local;
+    if (shard_.plan.parallel()) {  // rows finished by before_pick decide what the ranks send
+      if (argmax_picks_suffice(rows, logprobs)) {
+        announce(LogitGather::kArgmax);
+        return gather_argmax(local);
+      }
+      announce(LogitGather::kWhole);
+      logits = gather_logits(local);
+    }
     // Only the rows of requests that asked come to the host (a device backend keeps the rest),
     // taken before the pick: a device backend shapes its logits in place.
     const std::vector<int32_t> wanting = logprobs ? rows_wanting_logprobs(rows) : std::vector<int32_t>();
@@ -378,7 +464,7 @@ Tensor ModelRunner::run_layers(const ForwardBatch& batch) {
   backend_.gather_rows(s.h, batch.logit_rows, selected);
   Tensor logits = scratch({rows, weights_.lm_head.dim(0)}, DType::F32);  // this rank's vocabulary rows
   backend_.linear(selected, weights_.lm_head, Tensor(), logits);
-  return shard_.plan.parallel() ? gather_logits(logits) : logits;
+  return logits;  // under tensor parallelism this rank's columns: forward / forward_picks gather them
 }
 
 }  // namespace drift

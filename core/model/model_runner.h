@@ -56,6 +56,11 @@ class ModelRunner final : public ModelExecutor {
   // indexed by that group's slots, not the block tables of the main pool).
   const std::vector<bool>& windowed_layers() const { return windowed_; }
   const RopeFrequencies& rope() const { return rope_; }
+  // Tensor parallelism: how many forwards' logits met as whole rows and as argmaxes.
+  struct LogitGathers {
+    int64_t whole = 0, argmax = 0;
+  };
+  LogitGathers logit_gathers() const { return gathers_; }
 
   // A recordable forward padded to the next of a few sizes (1, 2, 4, 8, 16, 24, 32 tokens, as many
   // sequences and logit rows), so one recording serves every batch of its size class. Padding
@@ -99,12 +104,23 @@ class ModelRunner final : public ModelExecutor {
   void embed(const std::vector<int32_t>& tokens, Tensor& x);
   // x summed over the ranks, in place (fp32 host tensors: the CPU communicator).
   void all_reduce(Tensor& x);
+  // How the ranks' logit columns meet on rank 0, which announces it once it knows what its rows
+  // need (after before_pick): whole rows, or each row's largest logit and its token -- all a
+  // plain greedy pick needs, a few bytes a row instead of the rank's share of the vocabulary.
+  enum class LogitGather : uint8_t { kWhole = 1, kArgmax = 2 };
+  void announce(LogitGather how);
+  // Another rank: takes part in the gather rank 0 announced.
+  void follow_gather(const Tensor& local);
   // The ranks' logit columns as whole rows on rank 0 (empty elsewhere).
   Tensor gather_logits(const Tensor& local);
+  // Each row's argmax over the whole vocabulary on rank 0 (the first of equal maxima, as
+  // sampler.h's argmax; empty elsewhere).
+  std::vector<int32_t> gather_argmax(const Tensor& local);
 
   ModelConfig config_;
   RunnerShard shard_;
   ModelConfig local_;  // config_ as this rank computes it: its heads, KV heads and MLP columns
+  LogitGathers gathers_;
   ModelWeights weights_;
   Backend& backend_;
   RopeFrequencies rope_;

@@ -35,6 +35,7 @@ class TensorParallelExecutor final : public ModelExecutor {
   const Tensor* captured(int32_t layer) const override { return runner_->captured(layer); }
   void reorder_captured(const std::vector<int32_t>& rows) override { runner_->reorder_captured(rows); }
 
+  std::string broken() const override { return failure_; }
   ModelRunner& runner() { return *runner_; }
   // The whole embedding, final norm and LM head for plugins (host->model_weight), kept as long as
   // the executor: rank 0's runner holds only its vocabulary rows.

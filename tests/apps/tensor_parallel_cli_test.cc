@@ -99,6 +99,44 @@ TEST(TensorParallelCli, TheLlama3ShapeMakersShardedCheckpointRunsSplit) {
   EXPECT_EQ(output_ids(base + " --tensor-parallel-size 4"), one);
 }
 
+// drift serve on a split engine whose rank is killed: the request in flight fails, and the server
+// ends with an error naming the rank (a supervisor restarts it) instead of failing every request.
+TEST(TensorParallelCli, ServeEndsWithAnErrorWhenARankDies) {
+  const std::string dir = test::make_temp_dir("tp-serve");
+  std::ofstream(dir + "/run.sh") << R"sh(set -u
+drift=$1; model=$2; dir=$3
+"$drift" serve --model "$model" --tensor-parallel-size 2 --port 0 > "$dir/out" 2> "$dir/err" &
+pid=$!
+for i in $(seq 200); do grep -q listening "$dir/out" && break; sleep 0.05; done
+port=$(sed -n 's/.*:\([0-9]*\)$/\1/p' "$dir/out" | head -1)
+for p in /proc/[0-9]*; do
+  [ "$(cut -d' ' -f4 "$p/stat" 2>/dev/null)" = "$pid" ] && kill -9 "${p#/proc/}" && echo "killed rank"
+done
+python3 - "$port" <<'PY'
+import json, sys, urllib.request, urllib.error
+body = json.dumps({"prompt": "Once upon a time", "max_tokens": 8}).encode()
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/completions", data=body,
+                                 headers={"Content-Type": "application/json"})
+try:
+    print("answered", urllib.request.urlopen(request, timeout=30).status)
+except urllib.error.HTTPError as e:
+    print("refused", e.code, e.read().decode()[:300])
+PY
+wait $pid
+echo "exit $?"
+)sh";
+  const auto r = run_command("bash " + dir + "/run.sh " + drift() + " " + shell_quote(stories()) + " " + dir);
+  std::string err;
+  {
+    std::ifstream in(dir + "/err");
+    err.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_NE(r.out.find("killed rank"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("refused 500"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("exit 1"), std::string::npos) << r.out << err;
+  EXPECT_NE(err.find("the engine stopped: tensor parallel rank 1"), std::string::npos) << err;
+}
+
 TEST(TensorParallelCli, RankArgumentsAreChecked) {
   auto r = run_command(drift() + " rank --rendezvous 127.0.0.1:1 --rank 0 --size 2");
   EXPECT_EQ(r.exit_code, 1);

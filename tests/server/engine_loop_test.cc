@@ -4,6 +4,8 @@
 // with 429 and 503; logprobs under speculation equal the teacher-forced scores.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <cmath>
 #include <future>
 #include <thread>
@@ -12,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/engine.h"
+#include "core/parallel/tensor_parallel_executor.h"
 #include "server/api_error.h"
 #include "server/engine_loop.h"
 #include "support/test_data.h"
@@ -267,6 +270,48 @@ TEST_F(EngineLoopTest, LogprobsEqualTeacherForcedScoresWithAndWithoutSpeculation
     }
     start(8);
   }
+}
+
+}  // namespace
+}  // namespace drift::server
+
+namespace drift::server {
+namespace {
+
+// A tensor-parallel engine whose rank dies mid-request: the request fails naming the rank, the
+// loop stops (the server's supervisor hears it once), and everything after is refused with 503
+// naming the cause, never failed one by one on a dead engine.
+TEST(EngineLoopTensorParallel, ARankThatDiesStopsTheLoopWithItsCause) {
+  EngineConfig config = stories_ngram_config();
+  ASSERT_FALSE(config.model.path.empty());
+  config.engine.tensor_parallel_size = 2;
+  config.engine.num_threads = 1;
+  config.tensor_parallel.rank_executable = test::drift_exe();
+  auto engine = Engine::from_config(config);
+  auto& executor = dynamic_cast<TensorParallelExecutor&>(engine->executor());
+  ServerMetrics metrics;
+  EngineLoop loop(*engine, 8, metrics);
+  std::promise<void> stopped;
+  loop.set_on_stopped([&] { stopped.set_value(); });
+  std::thread thread([&] { loop.run(); });
+  SamplingParams p = params(400, false);
+  p.ignore_eos = true;
+  auto stream = loop.submit(prompts(*engine)[0], p);
+  ASSERT_EQ(stream->wait_admission(nullptr), RequestStream::Admission::Admitted);
+  ASSERT_EQ(kill(executor.rank_pid(1), SIGKILL), 0);
+  const StreamEvent all = stream->collect().at(0);
+  EXPECT_EQ(all.finish_reason, FinishReason::Error);
+  EXPECT_NE(all.error.find("tensor parallel rank 1"), std::string::npos) << all.error;
+  EXPECT_EQ(stopped.get_future().wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_NE(loop.stopped_by().find("tensor parallel rank 1"), std::string::npos) << loop.stopped_by();
+  try {
+    loop.submit(prompts(*engine)[1], p);
+    ADD_FAILURE() << "a request was taken by a stopped engine";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 503);
+    EXPECT_NE(std::string(e.what()).find("the engine stopped: tensor parallel rank 1"), std::string::npos) << e.what();
+  }
+  thread.join();  // run() returns: the loop is shut down
 }
 
 }  // namespace

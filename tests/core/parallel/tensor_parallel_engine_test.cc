@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 
 #include "core/engine.h"
 #include "core/error.h"
+#include "core/parallel/tensor_parallel_executor.h"
 #include "support/drift_error_matchers.h"
 #include "support/golden.h"
 #include "support/speculation.h"
@@ -210,10 +212,54 @@ TEST(TensorParallelSpeculation, SampledRunsDrawWhatOneRankDraws) {
   const auto expected = test::outputs_of(test::run_batch(*one, prompts, {sampled}));
   auto split = Engine::from_config(config_for(dir, 2, 256, 512));
   EXPECT_EQ(test::outputs_of(test::run_batch(*split, prompts, {sampled})), expected);
+  // Sampled rows need whole logit rows on rank 0.
+  const auto gathers = dynamic_cast<TensorParallelExecutor&>(split->executor()).runner().logit_gathers();
+  EXPECT_GT(gathers.whole, 0);
+  EXPECT_EQ(gathers.argmax, 0);
   EngineConfig ngram = config_for(dir, 2, 256, 512);
   ngram.plugins.push_back(test::ngram_entry(2));
   auto speculating = Engine::from_config(test::with_speculation(ngram, "ngram", 8));
   EXPECT_EQ(test::outputs_of(test::run_batch(*speculating, prompts, {sampled})), expected);
+}
+
+// Each request's logprobs, in prompt order.
+std::vector<std::vector<TokenLogprobs>> logprobs_of(Engine& engine, const std::vector<Tokens>& prompts,
+                                                    const SamplingParams& params) {
+  std::map<int64_t, size_t> index;
+  for (size_t i = 0; i < prompts.size(); ++i) index[engine.add_request(prompts[i], params)] = i;
+  std::vector<std::vector<TokenLogprobs>> out(prompts.size());
+  while (engine.has_unfinished())
+    for (const RequestOutput& o : engine.step())
+      if (index.count(o.id)) out[index[o.id]].insert(out[index[o.id]].end(), o.logprobs.begin(), o.logprobs.end());
+  return out;
+}
+
+// Plain greedy rows meet as each row's argmax (a few bytes a row); a request asking for logprobs
+// gets whole rows, and the same logprobs as on one rank.
+TEST(TensorParallelSpeculation, GreedyRowsMeetAsArgmaxesAndLogprobsAsWholeRows) {
+  const std::string dir = test::test_data_path("models/stories260K");
+  const std::vector<Tokens> prompts = stories_prompts();
+  auto one = Engine::from_config(config_for(dir, 1, 256, 512));
+  auto split = Engine::from_config(config_for(dir, 2, 256, 512));
+  auto& runner = dynamic_cast<TensorParallelExecutor&>(split->executor()).runner();
+  EXPECT_EQ(greedy_outputs(*split, prompts, 24), greedy_outputs(*one, prompts, 24));
+  EXPECT_GT(runner.logit_gathers().argmax, 0);
+  EXPECT_EQ(runner.logit_gathers().whole, 0);
+  SamplingParams with_logprobs = test::greedy_ignoring_eos(16);
+  with_logprobs.logprobs = 3;
+  const auto expected = logprobs_of(*one, prompts, with_logprobs);
+  const auto got = logprobs_of(*split, prompts, with_logprobs);
+  EXPECT_GT(runner.logit_gathers().whole, 0);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].size(), expected[i].size()) << "prompt " << i;
+    for (size_t t = 0; t < got[i].size(); ++t) {
+      EXPECT_EQ(got[i][t].chosen.token, expected[i][t].chosen.token);
+      EXPECT_NEAR(got[i][t].chosen.logprob, expected[i][t].chosen.logprob, 1e-5);
+      ASSERT_EQ(got[i][t].top.size(), 3u);
+      for (size_t k = 0; k < 3; ++k) EXPECT_NEAR(got[i][t].top[k].logprob, expected[i][t].top[k].logprob, 1e-5);
+    }
+  }
 }
 
 // eagle3_ref.py's speculative run (golden_speculative.json, chain of 4): the split engine commits
