@@ -317,9 +317,12 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
     engine->enable_plugins(config, model, special, [&](HostCallbacks& cb) {
       if (parallel) {
         // Split over ranks, rank 0 holds one rank's share of the KV heads: plugins get no paged
-        // attention over the engine's KV; the shared weights they may read are loaded whole.
+        // attention over the engine's KV; the shared weights they may read are loaded whole, when
+        // one first asks.
         install_compute_callbacks(cb, backend_ref, model, runner_view->rope());
-        install_model_weight_service(cb, parallel->keep_shared_weights(load_shared_weights(dir, model, backend_ref)));
+        parallel->set_shared_weights_loader(
+            [dir, model, &backend_ref] { return load_shared_weights(dir, model, backend_ref); });
+        install_model_weight_service(cb, [parallel]() -> const ModelWeights& { return parallel->shared_weights(); });
         return;
       }
       EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table,

@@ -29,6 +29,15 @@ TensorParallelExecutor::~TensorParallelExecutor() {
   group_.ranks->reap(told_all ? 10000 : 0);  // after a failure the ranks are killed at once
 }
 
+const ModelWeights& TensorParallelExecutor::shared_weights() {
+  if (!shared_weights_loaded_) {
+    DRIFT_CHECK(load_shared_weights_, "no loader for the shared weights");
+    shared_weights_ = load_shared_weights_();
+    shared_weights_loaded_ = true;
+  }
+  return shared_weights_;
+}
+
 template <typename Local>
 auto TensorParallelExecutor::run(std::vector<uint8_t> command, Local local) {
   if (!failure_.empty()) fail("the tensor-parallel engine stopped after an earlier error: {}", failure_);

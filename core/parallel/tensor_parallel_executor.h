@@ -37,12 +37,12 @@ class TensorParallelExecutor final : public ModelExecutor {
 
   std::string broken() const override { return failure_; }
   ModelRunner& runner() { return *runner_; }
-  // The whole embedding, final norm and LM head for plugins (host->model_weight), kept as long as
-  // the executor: rank 0's runner holds only its vocabulary rows.
-  const ModelWeights& keep_shared_weights(ModelWeights weights) {
-    shared_weights_ = std::move(weights);
-    return shared_weights_;
-  }
+  // The whole embedding, final norm and LM head for plugins (host->model_weight): rank 0's runner
+  // holds only its vocabulary rows. Loaded by `load` when a plugin first asks (a draft head that
+  // reads them; most plugins never do), and kept as long as the executor.
+  void set_shared_weights_loader(std::function<ModelWeights()> load) { load_shared_weights_ = std::move(load); }
+  const ModelWeights& shared_weights();
+  bool shared_weights_loaded() const { return shared_weights_loaded_; }
   int size() const { return group_.communicator->size(); }
   // The process id of a rank this machine started (tests stop one to see the engine end).
   pid_t rank_pid(int rank) const { return group_.ranks->pid_of(rank); }
@@ -55,7 +55,9 @@ class TensorParallelExecutor final : public ModelExecutor {
 
   TensorParallelGroup group_;
   std::unique_ptr<ModelRunner> runner_;
+  std::function<ModelWeights()> load_shared_weights_;
   ModelWeights shared_weights_;
+  bool shared_weights_loaded_ = false;
   std::string failure_;  // the first error, once any call failed
 };
 

@@ -5,8 +5,13 @@
 namespace drift {
 
 void install_model_weight_service(HostCallbacks& callbacks, const ModelWeights& weights) {
-  callbacks.model_weight = [&weights](const char* name, drift_tensor_t* out) -> drift_status_t {
+  install_model_weight_service(callbacks, [&weights]() -> const ModelWeights& { return weights; });
+}
+
+void install_model_weight_service(HostCallbacks& callbacks, std::function<const ModelWeights&()> loaded) {
+  callbacks.model_weight = [loaded = std::move(loaded)](const char* name, drift_tensor_t* out) -> drift_status_t {
     if (!name || !out) return DRIFT_ERROR_INVALID_ARGUMENT;
+    const ModelWeights& weights = loaded();
     const std::string_view wanted(name);
     const Tensor* found = wanted == "model.embed_tokens.weight" ? &weights.embed
                           : wanted == "lm_head.weight"          ? &weights.lm_head

@@ -172,6 +172,10 @@ TEST(TensorParallelSpeculation, EveryProviderGivesThePlainTokens) {
       auto engine = Engine::from_config(test::with_speculation(config, provider, 8));
       EXPECT_EQ(greedy_outputs(*engine, prompts, kNew), plain) << provider << " x" << size;
       EXPECT_GT(engine->metrics().speculation.accepted_tokens, 0) << provider << " x" << size;
+      // The whole embedding and head are loaded on rank 0 only for a plugin that reads them.
+      EXPECT_EQ(dynamic_cast<TensorParallelExecutor&>(engine->executor()).shared_weights_loaded(),
+                std::string(provider) == "eagle3")
+          << provider;
     }
   }
 }
