@@ -159,6 +159,7 @@ void read_sections(const toml::table& root, EngineConfig& c, const std::string& 
     r.read("num_threads", c.engine.num_threads);
     r.read("check_kv_integrity", c.engine.check_kv_integrity);
     r.read("grammar_threads", c.engine.grammar_threads);
+    r.read("grammar_explored_masks", c.engine.grammar_explored_masks);
     r.read("tensor_parallel_size", c.engine.tensor_parallel_size);
     r.reject_unknown_keys();
   }
@@ -344,6 +345,8 @@ void validate_config(const EngineConfig& c) {
   in_range("engine.max_seq_len", c.engine.max_seq_len, 0, limits::kMaxSeqLen);
   in_range("engine.num_threads", c.engine.num_threads, 0, limits::kMaxThreads);
   in_range("engine.grammar_threads", c.engine.grammar_threads, -1, 64);
+  // The most the mask cache is meant to hold explored (grammar::ConstraintRegistry::kExploredMasks).
+  in_range("engine.grammar_explored_masks", c.engine.grammar_explored_masks, -1, 1024);
   in_range("kv_cache.block_size", c.kv_cache.block_size, 1, limits::kMaxBlockSize);
   in_range("kv_cache.num_pages", c.kv_cache.num_pages, 0, limits::kMaxKvSlots / c.kv_cache.block_size);
   if (!(c.kv_cache.memory_mb > 0 && c.kv_cache.memory_mb <= limits::kMaxMemoryMb))

@@ -41,6 +41,7 @@ struct EngineSection {
   int64_t num_threads = 0;          // CPU backend worker threads; 0: hardware concurrency
   bool check_kv_integrity = false;  // verify the KV cache's invariants after every step (tests, debugging)
   int64_t grammar_threads = -1;     // structured-output mask workers; -1: by the cores, 0: none
+  int64_t grammar_explored_masks = -1;  // a new grammar's masks the workers compute first; -1: the most, 0: none
   // Ranks one model is split over (docs/tensor_parallel.md): attention heads and MLP columns, one
   // process per rank; [tensor_parallel] says where they meet.
   int64_t tensor_parallel_size = 1;

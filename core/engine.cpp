@@ -180,7 +180,7 @@ std::unique_ptr<grammar::ConstraintRegistry> Engine::make_grammars() const {
                           ? options_.grammar_threads
                           : grammar::default_mask_workers(std::thread::hardware_concurrency());
   return std::make_unique<grammar::ConstraintRegistry>(*tokenizer_, static_cast<int32_t>(executor_->vocab_size()),
-                                                       options_.eos_ids, workers);
+                                                       options_.eos_ids, workers, options_.grammar_explored_masks);
 }
 
 RequestOutput& Engine::output_for(Sequence& seq) {

@@ -62,6 +62,9 @@ struct EngineOptions {
   // Threads computing structured-output masks ahead ([engine] grammar_threads); -1: by the
   // machine's cores (grammar::default_mask_workers; from_config makes it 0 for the CPU backend).
   int grammar_threads = -1;
+  // A new grammar's likeliest states whose masks the workers compute before requests ask for them
+  // ([engine] grammar_explored_masks); -1: ConstraintRegistry::kExploredMasks, 0: none.
+  int grammar_explored_masks = -1;
   SpeculationOptions speculation;
 };
 

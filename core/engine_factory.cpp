@@ -250,6 +250,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   options.grammar_threads = config.engine.grammar_threads < 0 && config.engine.backend == "cpu"
                                 ? 0
                                 : static_cast<int>(config.engine.grammar_threads);
+  options.grammar_explored_masks = static_cast<int>(config.engine.grammar_explored_masks);
   options.speculation.max_draft_tokens = config.speculative.max_draft_tokens;
   options.speculation.max_depth = config.speculative.max_depth;
   options.speculation.adaptive = config.speculative.adaptive;

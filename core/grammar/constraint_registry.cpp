@@ -1,5 +1,6 @@
 #include "core/grammar/constraint_registry.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "core/tokenizer/tokenizer.h"
@@ -7,8 +8,12 @@
 namespace drift::grammar {
 
 ConstraintRegistry::ConstraintRegistry(const Tokenizer& tokenizer, int32_t vocab_size, std::vector<int32_t> end_tokens,
-                                       int mask_workers)
-    : tokenizer_(tokenizer), vocab_size_(vocab_size), end_tokens_(std::move(end_tokens)), workers_(mask_workers) {
+                                       int mask_workers, int explored_masks)
+    : tokenizer_(tokenizer),
+      vocab_size_(vocab_size),
+      end_tokens_(std::move(end_tokens)),
+      explored_masks_(explored_masks < 0 ? kExploredMasks : std::min(kExploredMasks, size_t(explored_masks))),
+      workers_(mask_workers) {
   const auto build = [this] {
     // The model's vocabulary may be larger than the tokenizer's (padding rows): those ids are
     // never text.
@@ -37,8 +42,17 @@ std::shared_ptr<TokenConstraint> ConstraintRegistry::constraint(const Structured
   if (auto* known = constraints_.find(output.key)) return *known;
   vocabulary();
   auto made = std::make_shared<TokenConstraint>(*output.grammar, vocabulary_, end_tokens_);
+  const size_t budget = exploration_budget(made->mask_bytes());
   constraints_.add(output.key, made);
+  workers_.explore(made, budget);
   return made;
+}
+
+size_t ConstraintRegistry::exploration_budget(size_t mask_bytes) {
+  size_t cached = 0;
+  constraints_.for_each([&](const std::shared_ptr<TokenConstraint>& c) { cached += c->cached_masks() * mask_bytes; });
+  const size_t room = cached < kCachedBytes ? kCachedBytes - cached : 0;
+  return std::min({explored_masks_, kExploredBytes / mask_bytes, room / mask_bytes});
 }
 
 }  // namespace drift::grammar

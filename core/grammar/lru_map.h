@@ -32,6 +32,11 @@ class LruMap {
       order_.pop_back();
     }
   }
+  // Calls f(value) for every entry, without changing their order.
+  template <typename F>
+  void for_each(F&& f) {
+    for (auto& [key, entry] : entries_) f(entry.first);
+  }
 
  private:
   size_t capacity_;

@@ -25,7 +25,7 @@ void MaskWorkers::compute_now(const std::shared_ptr<TokenConstraint>& constraint
   if (threads_.empty() || states.empty()) return;
   {
     std::lock_guard lock(mutex_);
-    for (StateId s : states) now_.push_back({constraint, s});
+    for (StateId s : states) now_.push_back({constraint, s, nullptr});
   }
   wake_.notify_all();
 }
@@ -35,39 +35,79 @@ void MaskWorkers::compute_ahead(const std::shared_ptr<TokenConstraint>& constrai
   {
     std::lock_guard lock(mutex_);
     // Newest first, each state list in its own order (the most likely successors first).
-    for (auto s = states.rbegin(); s != states.rend(); ++s) ahead_.push_front({constraint, *s});
+    for (auto s = states.rbegin(); s != states.rend(); ++s) ahead_.push_front({constraint, *s, nullptr});
     if (ahead_.size() > kMaxAhead) ahead_.resize(kMaxAhead);
   }
   wake_.notify_all();
 }
 
-void MaskWorkers::run() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !now_.empty() || !ahead_.empty(); });
-      if (stopping_) return;
-      std::deque<Job>& queue = now_.empty() ? ahead_ : now_;
-      job = std::move(queue.front());
-      queue.pop_front();
-      ++busy_;
+void MaskWorkers::explore(const std::shared_ptr<TokenConstraint>& constraint, size_t max_states) {
+  if (threads_.empty() || max_states == 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    explorations_.push_front(std::make_shared<MaskExploration>(constraint, max_states));
+  }
+  wake_.notify_all();
+}
+
+std::optional<MaskWorkers::Job> MaskWorkers::take_job() {
+  for (std::deque<Job>* queue : {&now_, &ahead_}) {
+    if (queue->empty()) continue;
+    Job job = std::move(queue->front());
+    queue->pop_front();
+    return job;
+  }
+  return take_exploring_job();
+}
+
+// From the newest exploration that has a state to give; those whose grammar is gone, or that are
+// done, are dropped on the way.
+std::optional<MaskWorkers::Job> MaskWorkers::take_exploring_job() {
+  for (auto it = explorations_.begin(); it != explorations_.end();) {
+    std::shared_ptr<TokenConstraint> constraint = (*it)->constraint();
+    std::optional<StateId> state = constraint ? (*it)->take() : std::nullopt;
+    if (state) return Job{std::move(constraint), *state, *it};
+    if (!constraint || (*it)->finished()) {
+      it = explorations_.erase(it);
+    } else {
+      ++it;  // its states are being computed: their successors may come
     }
-    // Never waits: a state another thread is computing is that thread's. An error (out of
-    // memory) reaches whoever asks for the mask, not this thread.
+  }
+  return std::nullopt;
+}
+
+void MaskWorkers::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    std::optional<Job> job;
+    wake_.wait(lock, [&] { return stopping_ || (job = take_job()).has_value(); });
+    if (stopping_) return;
+    ++busy_;
+    lock.unlock();
+    // Never waits for a mask, except an exploring job for its state's successors when another
+    // thread is computing that state. An error (out of memory) reaches whoever asks for the
+    // mask, not this thread.
+    std::vector<std::pair<StateId, int32_t>> successors;
     try {
-      job.constraint->prepare(job.state);
+      job->constraint->prepare(job->state);
+      if (job->exploration) successors = job->constraint->weighted_successors(job->state);
     } catch (...) {
     }
-    job.constraint.reset();  // outside the lock: it may be the last reference
-    std::lock_guard lock(mutex_);
-    if (--busy_ == 0 && now_.empty() && ahead_.empty()) idle_.notify_all();
+    job->constraint.reset();  // outside the lock: it may be the last reference
+    lock.lock();
+    if (job->exploration) {
+      job->exploration->explored(job->state, successors);
+      if (job->exploration->finished()) std::erase(explorations_, job->exploration);
+      wake_.notify_all();  // its successors may be work for the others
+    }
+    --busy_;
+    if (idle()) idle_.notify_all();
   }
 }
 
 void MaskWorkers::wait_idle() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [&] { return busy_ == 0 && now_.empty() && ahead_.empty(); });
+  idle_.wait(lock, [&] { return idle(); });
 }
 
 int default_mask_workers(unsigned cores) { return cores <= 4 ? 0 : static_cast<int>(std::min(8u, cores / 2 - 1)); }

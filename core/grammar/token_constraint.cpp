@@ -4,13 +4,6 @@
 #include <array>
 
 namespace drift::grammar {
-namespace {
-
-// Masks cached per constraint; past this many, the cache starts over (a mask in use stays alive
-// through its shared_ptr). 4096 masks of a 128K vocabulary take 64 MiB.
-constexpr size_t kMaxCachedMasks = 4096;
-
-}  // namespace
 
 TokenConstraint::TokenConstraint(Grammar grammar, std::shared_ptr<const VocabularyTrie> vocabulary,
                                  std::vector<int32_t> end_tokens)
@@ -86,6 +79,14 @@ std::shared_ptr<const TokenMask> TokenConstraint::mask(StateId state) { return s
 bool TokenConstraint::must_end(StateId state) { return state_tokens(state)->only_end; }
 
 std::vector<StateId> TokenConstraint::successors(StateId state) { return state_tokens(state)->successors; }
+
+std::vector<std::pair<StateId, int32_t>> TokenConstraint::weighted_successors(StateId state) {
+  const auto tokens = state_tokens(state);
+  std::vector<std::pair<StateId, int32_t>> weighted;
+  for (size_t i = 0; i < tokens->successors.size(); ++i)
+    weighted.emplace_back(tokens->successors[i], tokens->successor_tokens[i]);
+  return weighted;
+}
 
 std::vector<StateId> TokenConstraint::claim_successors(StateId state) {
   const auto tokens = state_tokens(state);
@@ -199,7 +200,10 @@ std::shared_ptr<const TokenConstraint::StateTokens> TokenConstraint::compute(Sta
   for (int32_t id : end_tokens_) ends += mask.allows(id) ? 1 : 0;
   tokens->only_end = ends > 0 && mask.count() == ends;
   tokens->mask = std::make_shared<const TokenMask>(std::move(mask));
-  for (auto [state, count] : successors.most_reached(kMaxSuccessors)) tokens->successors.push_back(state);
+  for (auto [state, count] : successors.most_reached(kMaxSuccessors)) {
+    tokens->successors.push_back(state);
+    tokens->successor_tokens.push_back(count);
+  }
   return tokens;
 }
 

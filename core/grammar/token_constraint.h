@@ -47,6 +47,8 @@ class TokenConstraint {
   // request in `state` is in one of them after its next token: what workers compute ahead.
   std::vector<StateId> successors(StateId state);
   static constexpr size_t kMaxSuccessors = 64;
+  // successors(state), each with how many of `state`'s allowed tokens lead there.
+  std::vector<std::pair<StateId, int32_t>> weighted_successors(StateId state);
   // successors(state) the first time it is called for `state` since its mask was computed, then
   // none: the engine queues a state's successors for the workers once, not every step. None
   // either while the mask cache is more than half full: a grammar with more states than the
@@ -61,12 +63,18 @@ class TokenConstraint {
 
   GrammarAutomaton& automaton() { return automaton_; }
   size_t cached_masks();
+  // Masks cached per constraint; past this many, the cache starts over (a mask in use stays alive
+  // through its shared_ptr). 4096 masks of a 128K vocabulary take 64 MiB.
+  static constexpr size_t kMaxCachedMasks = 4096;
+  // The bytes of one mask over this vocabulary.
+  size_t mask_bytes() const { return (static_cast<size_t>(vocabulary_->vocab_size()) + 31) / 32 * sizeof(uint32_t); }
 
  private:
   struct StateTokens {
     std::shared_ptr<const TokenMask> mask;
     bool only_end = false;
     std::vector<StateId> successors;
+    std::vector<int32_t> successor_tokens;  // per successor: the tokens that lead there
     mutable std::atomic<bool> successors_claimed{false};
   };
   using Pending = std::shared_future<std::shared_ptr<const StateTokens>>;

@@ -98,8 +98,9 @@ BENCHMARK(BM_WarmMasks)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 // Llama 3's vocabulary start cold; each step the masks are made as Engine::add_masks makes them
 // (what no worker started, then the workers' ones) while a device forward of 5 ms runs, and a
 // committed token queues the request's next mask as Engine::commit does. Reports the host mask
-// time per step and what of it the forward does not hide (exposed), with 0 or N mask workers.
-// Args: batch, workers.
+// time per step and what of it the forward does not hide (exposed), with 0 or N mask workers,
+// exploring the grammar's likeliest states from its compilation on or not (the steps start at
+// once: no prefill gives the workers a head start). Args: batch, workers, explored masks.
 void BM_DeviceSteps(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   constexpr auto kDevice = std::chrono::microseconds(5000);
@@ -111,7 +112,8 @@ void BM_DeviceSteps(benchmark::State& state) {
   int64_t steps = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    ConstraintRegistry registry(*v.tokenizer, v.tokenizer->vocab_size(), {v.end}, static_cast<int>(state.range(1)));
+    ConstraintRegistry registry(*v.tokenizer, v.tokenizer->vocab_size(), {v.end}, static_cast<int>(state.range(1)),
+                                static_cast<int>(state.range(2)));
     registry.vocabulary();
     auto constraint = registry.constraint(*schema);
     std::vector<StateId> states(batch, constraint->start());
@@ -145,13 +147,51 @@ void BM_DeviceSteps(benchmark::State& state) {
   state.counters["exposed%"] = 100 * exposed_seconds / (static_cast<double>(steps) * 5e-3);
 }
 BENCHMARK(BM_DeviceSteps)
-    ->Args({1, 0})
-    ->Args({1, 1})
-    ->Args({32, 0})
-    ->Args({32, 1})
-    ->Args({32, 7})
+    ->Args({1, 0, 0})
+    ->Args({1, 1, 0})
+    ->Args({1, 1, -1})
+    ->Args({32, 0, 0})
+    ->Args({32, 1, 0})
+    ->Args({32, 1, -1})
+    ->Args({32, 7, 0})
+    ->Args({32, 7, -1})
     ->Iterations(2)
     ->Unit(benchmark::kMillisecond);
+
+// What exploring a new grammar buys: one worker explores person.json over Llama 3's vocabulary
+// up to `explored masks` states (MaskExploration: likeliest first), then 40 random outputs walk
+// it as a batch would; reports the exploration's time and the share of the walks' masks that
+// were cached when asked for (0 explored: only what earlier walks computed). Arg: explored masks.
+void BM_Exploration(benchmark::State& state) {
+  const auto schema = person_schema();
+  const Vocabulary& v = vocabulary(1);
+  for (auto _ : state) {
+    ConstraintRegistry registry(*v.tokenizer, v.tokenizer->vocab_size(), {v.end}, 1, static_cast<int>(state.range(0)));
+    registry.vocabulary();
+    const auto start = std::chrono::steady_clock::now();
+    auto constraint = registry.constraint(*schema);
+    registry.workers().wait_idle();
+    state.counters["explore_ms"] =
+        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    state.counters["explored"] = static_cast<double>(constraint->cached_masks());
+    std::mt19937 rng(7);
+    int64_t cached = 0, asked = 0;
+    for (int output = 0; output < 40; ++output) {
+      StateId s = constraint->start();
+      for (int t = 0; t < 200; ++t, ++asked) {
+        cached += constraint->has_mask(s) ? 1 : 0;
+        const auto mask = constraint->mask(s);
+        std::vector<int32_t> allowed;
+        for (int32_t id = 0; id < static_cast<int32_t>(mask->words.size() * 32); ++id)
+          if (mask->allows(id) && id != v.end) allowed.push_back(id);
+        if (allowed.empty()) break;
+        s = constraint->advance(s, allowed[rng() % allowed.size()]);
+      }
+    }
+    state.counters["cached%"] = 100.0 * static_cast<double>(cached) / static_cast<double>(asked);
+  }
+}
+BENCHMARK(BM_Exploration)->Arg(0)->Arg(256)->Arg(1024)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // The vocabulary's byte trie, built once per engine from the tokenizer.
 void BM_Vocabulary(benchmark::State& state) {

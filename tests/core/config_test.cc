@@ -123,6 +123,8 @@ TEST(ConfigTest, NumericSettingsAreBoundedNamingTheRange) {
       {"[engine]\nnum_threads = -1\n", "bad.toml: engine.num_threads = -1 is out of range [0, 1024]"},
       {"[engine]\ngrammar_threads = -2\n", "bad.toml: engine.grammar_threads = -2 is out of range [-1, 64]"},
       {"[engine]\ngrammar_threads = 65\n", "bad.toml: engine.grammar_threads = 65 is out of range [-1, 64]"},
+      {"[engine]\ngrammar_explored_masks = 1025\n",
+       "bad.toml: engine.grammar_explored_masks = 1025 is out of range [-1, 1024]"},
       {"[engine]\nmax_batch_size = 0\n", "bad.toml: engine.max_batch_size = 0 is out of range [1, 65536]"},
       {"[engine]\nmax_batch_size = 1000000\n", "bad.toml: engine.max_batch_size = 1000000 is out of range [1, 65536]"},
       {"[engine]\nmax_num_tokens = 2000000\n",

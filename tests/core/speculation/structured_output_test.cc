@@ -101,8 +101,9 @@ TEST(StructuredOutput, EveryOutputFollowsItsGrammarAndEndsWhereItEnds) {
   EXPECT_GT(engine->metrics().masked_rows, 0);
 }
 
-// Masks computed ahead on worker threads are the masks the engine thread would compute: the
-// outputs, greedy and sampled, are the same with and without workers.
+// Masks computed ahead on worker threads (and each new grammar explored from its compilation on,
+// by default) are the masks the engine thread would compute: the outputs, greedy and sampled, are
+// the same with and without workers.
 TEST(StructuredOutput, MaskWorkersChangeNoOutput) {
   EngineConfig none = base_config(), three = base_config();
   none.engine.grammar_threads = 0;
