@@ -80,7 +80,13 @@ void MaskWorkers::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     std::optional<Job> job;
-    wake_.wait(lock, [&] { return stopping_ || (job = take_job()).has_value(); });
+    wake_.wait(lock, [&] {
+      if (stopping_ || (job = take_job())) return true;
+      // Looking for a job may have dropped the last exploration (its grammar gone): that can
+      // be what wait_idle waits for.
+      if (idle()) idle_.notify_all();
+      return false;
+    });
     if (stopping_) return;
     ++busy_;
     lock.unlock();
