@@ -67,6 +67,12 @@ Engine::~Engine() {
 
 void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
                             const std::function<void(HostCallbacks&)>& install_services) {
+  enable_plugins(config, model, special, install_services, nullptr);
+}
+
+void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
+                            const std::function<void(HostCallbacks&)>& install_services,
+                            std::unique_ptr<PluginHost> preloaded) {
   auto lookup = [this](int64_t id) -> const Sequence* {
     auto it = requests_.find(id);
     return it == requests_.end() ? nullptr : it->second.get();
@@ -78,7 +84,7 @@ void Engine::enable_plugins(const EngineConfig& config, const ModelConfig& model
   plugins_ = std::make_unique<EnginePlugins>(config, model,
                                              EngineParts{*kv_, *scheduler_, *executor_, lookup, special, device, dtype,
                                                          stream, metrics_.prefix_cache, metrics_.draft_timing},
-                                             install_services);
+                                             install_services, std::move(preloaded));
   scheduler_->set_observer(plugins_.get());
   speculator_->attach(plugins_.get(), {model.num_layers, model.num_kv_heads, options_.block_size});
 }

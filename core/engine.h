@@ -35,6 +35,7 @@ class ConstraintRegistry;
 }
 
 class EnginePlugins;
+class PluginHost;
 struct HostCallbacks;
 
 struct RequestOutput {
@@ -133,9 +134,13 @@ class Engine {
   // Loads config.plugins and selects [speculative]'s roles; from then on the engine calls their
   // hooks. Without it (no plugins configured) no hook code runs at all. `special`: the tokens
   // the engine stops on, as plugins should see them. `install_services` adds backend services
-  // (compute, tensors) to the plugins' host table.
+  // (compute, tensors) to the plugins' host table. `preloaded`: the plugins as preload_plugins
+  // loaded them to ask their memory before the KV pool was sized (null: loaded here).
   void enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
                       const std::function<void(HostCallbacks&)>& install_services = {});
+  void enable_plugins(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
+                      const std::function<void(HostCallbacks&)>& install_services,
+                      std::unique_ptr<PluginHost> preloaded);
   EnginePlugins* plugins() { return plugins_.get(); }
   // The plugins' own figures (DRIFT_STATS_EXTENSION) by plugin entry name, as JSON text.
   std::map<std::string, std::string> plugin_stats() const;

@@ -41,10 +41,18 @@ std::string kv_budget_setting(const EngineConfig& config) {
 
 // kv_cache.memory_fraction: the pool takes that share of the device memory left once the weights
 // are in (the rest stays for activations, workspaces and graphs).
-int64_t pages_for_free_memory(const EngineConfig& config, const KVLayout& layout, Backend& backend) {
+// What plugins declared they will hold whatever the pool's size (their weights and workspaces,
+// allocated once they are created, after the pool) comes out of that share first.
+int64_t pages_for_free_memory(const EngineConfig& config, const KVLayout& layout, Backend& backend,
+                              int64_t plugin_fixed_bytes) {
   const std::optional<size_t> free = backend.free_device_memory();
   DRIFT_CHECK(free.has_value(), "backend {} reports no free device memory", backend.name());
-  const auto bytes = static_cast<size_t>(static_cast<double>(*free) * config.kv_cache.memory_fraction);
+  const auto share = static_cast<size_t>(static_cast<double>(*free) * config.kv_cache.memory_fraction);
+  const auto fixed = static_cast<size_t>(plugin_fixed_bytes);
+  if (fixed >= share)
+    fail("{}: the plugins declare {:.1f} MiB of device memory, all of the {:.1f} MiB that {} leaves for the KV cache",
+         config.source, fixed / 1048576.0, share / 1048576.0, kv_budget_setting(config));
+  const size_t bytes = share - fixed;
   const int64_t pages = std::min(layout.pages_for_budget(bytes), limits::kMaxKvSlots / config.kv_cache.block_size);
   if (pages < 1)
     fail("{}: {} of the {:.0f} MiB free after loading the weights holds no KV page ({} bytes per page)", config.source,
@@ -66,12 +74,15 @@ int64_t derive_num_pages(const EngineConfig& config, const KVLayout& layout) {
 
 // Host memory is mapped lazily, so an oversized KV budget would only fail once its pages fill,
 // deep into a run; refuse it up front instead, naming the setting.
-void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const KVLayout& layout) {
+void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const KVLayout& layout,
+                               int64_t plugin_fixed_bytes) {
   // Every tensor-parallel rank on this machine keeps its own pool of `pages`.
   const int64_t ranks_here = config.engine.tensor_parallel_size == 1  ? 1
                              : config.tensor_parallel.local_ranks > 0 ? config.tensor_parallel.local_ranks
                                                                       : config.engine.tensor_parallel_size;
-  const double kv_mib = static_cast<double>(layout.total_bytes(pages)) * ranks_here / 1048576.0;
+  const double kv_mib =
+      (static_cast<double>(layout.total_bytes(pages)) * ranks_here + static_cast<double>(plugin_fixed_bytes)) /
+      1048576.0;
   const double host_mib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE) / 1048576.0;
   if (host_mib > 0 && kv_mib > host_mib)
     fail("{}: {} asks for a {:.0f} MiB KV cache ({} pages{}), more than this machine's {:.0f} MiB of memory",
@@ -229,12 +240,29 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (config.kv_cache.dtype != "auto" && config.kv_cache.dtype != dtype_name(backend->compute_dtype()))
     fail("{}: kv_cache.dtype = \"{}\" is not supported by backend {} (it stores {}; use \"auto\")", source,
          config.kv_cache.dtype, backend->name(), dtype_name(backend->compute_dtype()));
+  // load_tokenizer already set the tokenizer's special tokens, resolving tokenizer_config.json's
+  // token strings (bos_token "<|begin_of_text|>", ...) through the tokenizer itself; re-reading
+  // them without it would lose those and fall back to config.json's ids.
+  auto tokenizer = load_tokenizer_if_present(dir);
+  if (!tokenizer) spdlog::info("no tokenizer in {}: token ids only", dir);
+  const SpecialTokens special = checkpoint_special_tokens(dir, tokenizer.get());
+  check_special_tokens_in_vocab(special, model, dir);
+  // Plugins say what they will hold before the pool is sized (ABI 1.4 declare_memory).
+  PluginMemory plugin_memory;
+  std::unique_ptr<PluginHost> preloaded;
+  const bool uses_plugins = !config.plugins.empty() || config.speculative.enabled;
+  if (uses_plugins)
+    preloaded = preload_plugins(config,
+                                engine_model_info(config, model, special, config.kv_cache.block_size, 0,
+                                                  backend->device(), backend->compute_dtype()),
+                                plugin_memory);
   EngineOptions options;
   options.block_size = config.kv_cache.block_size;
   options.capacity_policy = config.scheduler.policy;
   options.limits.max_batch_size = config.engine.max_batch_size;
   options.limits.max_num_tokens = config.engine.max_num_tokens;
-  const KVLayout layout = kv_layout_for(config, rank_model, options.limits, backend->compute_dtype());
+  KVLayout layout = kv_layout_for(config, rank_model, options.limits, backend->compute_dtype());
+  layout.plugin_bytes_per_token = plugin_memory.bytes_per_kv_token;
   const bool from_free_memory = config.kv_cache.num_pages == 0 && config.kv_cache.memory_fraction > 0;
   if (from_free_memory && backend->device() == Device::CPU)
     fail(
@@ -243,7 +271,7 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
         source, backend->name());
   if (!from_free_memory) options.num_pages = derive_num_pages(config, layout);
   if (backend->device() == Device::CPU)
-    check_kv_fits_host_memory(config, options.num_pages, layout);  // before loading weights
+    check_kv_fits_host_memory(config, options.num_pages, layout, plugin_memory.fixed_bytes);  // before the weights
   options.check_kv_integrity = config.engine.check_kv_integrity;
   // By default no mask workers beside the CPU backend: its forward keeps every core busy, and
   // masks are a fraction of a percent of its step.
@@ -268,12 +296,15 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
                model.num_layers, model.hidden_size, model.vocab_size,
                tp_size > 1 ? fmt::format(", split over {} ranks", tp_size) : "");
   ModelWeights weights = tp_size > 1 ? ModelWeights{} : load_model_weights(dir, model, *backend);
-  if (from_free_memory) options.num_pages = pages_for_free_memory(config, layout, *backend);
+  if (from_free_memory) options.num_pages = pages_for_free_memory(config, layout, *backend, plugin_memory.fixed_bytes);
   options.window_pages = layout.window_pages_for(options.num_pages);
   options.window = max_window(model);
-  spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token{}), backend {}", options.num_pages,
-               options.block_size, layout.total_bytes(options.num_pages) / 1048576.0,
-               layout.bytes_per_page() / options.block_size, tp_size > 1 ? " on each rank" : "", backend->name());
+  spdlog::info(
+      "KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token{}{}), backend {}", options.num_pages,
+      options.block_size, layout.total_bytes(options.num_pages) / 1048576.0,
+      layout.bytes_per_page() / options.block_size,
+      layout.plugin_bytes_per_token > 0 ? fmt::format(" and {} for the plugins", layout.plugin_bytes_per_token) : "",
+      tp_size > 1 ? " on each rank" : "", backend->name());
   if (options.window_pages > 0)
     spdlog::info(
         "KV cache: the {} sliding-window layers (window {}) keep only what their window sees, in {} pages of "
@@ -281,13 +312,6 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
         layout.window_layers, options.window, options.window_pages,
         options.window_pages * layout.window_bytes_per_page() / 1048576.0);
 
-  // load_tokenizer already set the tokenizer's special tokens, resolving tokenizer_config.json's
-  // token strings (bos_token "<|begin_of_text|>", ...) through the tokenizer itself; re-reading
-  // them without it would lose those and fall back to config.json's ids.
-  auto tokenizer = load_tokenizer_if_present(dir);
-  if (!tokenizer) spdlog::info("no tokenizer in {}: token ids only", dir);
-  const SpecialTokens special = checkpoint_special_tokens(dir, tokenizer.get());
-  check_special_tokens_in_vocab(special, model, dir);
   options.eos_ids = special.eos_ids;
 
   ParallelRunner runner;
@@ -313,24 +337,28 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   // Structured output's vocabulary trie is built now, in the background, not by the first
   // request with a format (Llama 3's 128K tokens take ~110 ms).
   if (engine->tokenizer_) engine->grammars_ = engine->make_grammars();
-  if (!config.plugins.empty() || config.speculative.enabled) {
+  if (uses_plugins) {
     Backend& backend_ref = *engine->backend_;
-    engine->enable_plugins(config, model, special, [&](HostCallbacks& cb) {
-      if (parallel) {
-        // Split over ranks, rank 0 holds one rank's share of the KV heads: plugins get no paged
-        // attention over the engine's KV; the shared weights they may read are loaded whole, when
-        // one first asks.
-        install_compute_callbacks(cb, backend_ref, model, runner_view->rope());
-        parallel->set_shared_weights_loader(
-            [dir, model, &backend_ref] { return load_shared_weights(dir, model, backend_ref); });
-        install_model_weight_service(cb, [parallel]() -> const ModelWeights& { return parallel->shared_weights(); });
-        return;
-      }
-      EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table,
-                        runner_view->windowed_layers()};
-      install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));
-      install_model_weight_service(cb, runner_view->weights());
-    });
+    engine->enable_plugins(
+        config, model, special,
+        [&](HostCallbacks& cb) {
+          if (parallel) {
+            // Split over ranks, rank 0 holds one rank's share of the KV heads: plugins get no paged
+            // attention over the engine's KV; the shared weights they may read are loaded whole, when
+            // one first asks.
+            install_compute_callbacks(cb, backend_ref, model, runner_view->rope());
+            parallel->set_shared_weights_loader(
+                [dir, model, &backend_ref] { return load_shared_weights(dir, model, backend_ref); });
+            install_model_weight_service(cb,
+                                         [parallel]() -> const ModelWeights& { return parallel->shared_weights(); });
+            return;
+          }
+          EngineKvAccess kv{[runner_view] { return &runner_view->kv_layers(); }, options.block_size, cb.block_table,
+                            runner_view->windowed_layers()};
+          install_compute_callbacks(cb, backend_ref, model, runner_view->rope(), std::move(kv));
+          install_model_weight_service(cb, runner_view->weights());
+        },
+        std::move(preloaded));
   }
   return engine;
 }

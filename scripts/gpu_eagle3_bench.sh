@@ -7,8 +7,9 @@
 #            [4096, 12288], draft vocab 32000): the draft's cost per step against the target's
 #            decode step; then the oracle provider replaying the plain run with acceptance dialled
 #            to EAGLE-3's published tau (chains of 5, corruption 0.1: tau ~ 4.7) against plain
-#   single-32k, batch4-16k   the scenarios: plain and the oracle at that tau side by side, and the
-#            random head (its draft cost per decode step at a long context)
+#   single-32k, batch4-16k, single-64k   the scenarios: plain and the oracle at that tau side by
+#            side, and the random head (its draft cost per decode step at a long context; its
+#            memory declared and budgeted with the KV pool, ABI 1.4)
 # Needs shared/ in the checkout (tools/golden/make_shape.py); writes under
 # $OUT (or gpu-logs/). The 8B checkpoint and head are made in /tmp on first use.
 set -uo pipefail
@@ -34,7 +35,7 @@ path = "$ckpt"
 backend = "cuda"
 max_batch_size = 8
 max_num_tokens = ${MAX_NUM_TOKENS:-2048}
-max_seq_len = 33024
+max_seq_len = ${MAX_SEQ_LEN:-33024}
 [kv_cache]
 block_size = 16
 memory_fraction = 0.5
@@ -97,13 +98,14 @@ case "${1:-}" in
     make_8b
     oracle_vs_plain short off,eagle3 --prompts "$work/prompts.jsonl" --num-prompts 16 --max-new-tokens 128 --ignore-eos
     ;;
-  single-32k | batch4-16k)
+  single-32k | batch4-16k | single-64k)
     # Whole prompts in one step: then every sequence decodes in lockstep and no decode row ever
     # shares a forward with a prefill chunk, so the plain run the oracle replays (a separate
     # process) and the measured runs batch -- and round -- alike.
     export MAX_NUM_TOKENS=${MAX_NUM_TOKENS:-65536}
+    [ "$1" = single-64k ] && export MAX_SEQ_LEN=${MAX_SEQ_LEN:-65792}
     make_8b
     oracle_vs_plain "$1" eagle3 --scenario "$1" --max-new-tokens 256 --ignore-eos --prompts "$work/prompts.jsonl"
     ;;
-  *) echo "usage: $0 stories | short | single-32k | batch4-16k" >&2; exit 2 ;;
+  *) echo "usage: $0 stories | short | single-32k | batch4-16k | single-64k" >&2; exit 2 ;;
 esac

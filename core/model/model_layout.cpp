@@ -13,18 +13,18 @@ size_t KVLayout::layer_bytes_per_token() const {
 size_t KVLayout::bytes_per_token() const { return layer_bytes_per_token() * num_layers; }
 
 size_t KVLayout::total_bytes(int64_t main_pages) const {
-  return static_cast<size_t>(main_pages) * bytes_per_page() +
+  return static_cast<size_t>(main_pages) * budget_bytes_per_page() +
          static_cast<size_t>(window_pages_for(main_pages)) * window_bytes_per_page();
 }
 
 int64_t KVLayout::pages_for_budget(size_t bytes) const {
   const size_t window_bytes = static_cast<size_t>(window_pages_wanted) * window_bytes_per_page();
   if (bytes >= window_bytes) {
-    const auto pages = static_cast<int64_t>((bytes - window_bytes) / bytes_per_page());
+    const auto pages = static_cast<int64_t>((bytes - window_bytes) / budget_bytes_per_page());
     if (pages >= window_pages_wanted) return pages;
   }
   // A budget smaller than the window group wants: both pools get the same page count.
-  return static_cast<int64_t>(bytes / (bytes_per_page() + window_bytes_per_page()));
+  return static_cast<int64_t>(bytes / (budget_bytes_per_page() + window_bytes_per_page()));
 }
 
 namespace {

@@ -20,6 +20,9 @@ struct KVLayout {
   // and the pages it wants (WindowPages::pages_to_never_run_short). 0: off.
   int64_t window_layers = 0;
   int64_t window_pages_wanted = 0;
+  // What plugins keep per token of the main pool (their declare_memory, e.g. a draft model's
+  // KV): budgeted with the pool.
+  int64_t plugin_bytes_per_token = 0;
 
   // K and V, every layer, one token.
   size_t bytes_per_token() const;
@@ -29,7 +32,11 @@ struct KVLayout {
   // The window group's pages beside `main_pages`: never more than the main pool has, since a
   // sequence never holds more window blocks than main pages.
   int64_t window_pages_for(int64_t main_pages) const { return std::min(window_pages_wanted, main_pages); }
-  // Both pools' bytes with `main_pages` pages in the main pool.
+  // One main-pool page with the plugins' share beside it.
+  size_t budget_bytes_per_page() const {
+    return bytes_per_page() + static_cast<size_t>(plugin_bytes_per_token) * block_size;
+  }
+  // Both pools' bytes with `main_pages` pages in the main pool, the plugins' share included.
   size_t total_bytes(int64_t main_pages) const;
   // The most main-pool pages whose pools together fit `bytes`.
   int64_t pages_for_budget(size_t bytes) const;

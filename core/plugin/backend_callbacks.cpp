@@ -286,6 +286,32 @@ struct PagedSource {
   int64_t num_tokens = 0;
 };
 
+// ABI 1.4: the plugin's own K/V in pages (args->kv_pages over pools of `pool_slots` slots): the
+// pages attended in position order, each page's first position and its tokens. Returns the
+// page size.
+int64_t own_pages(const drift_attention_args_t* args, int64_t pool_slots, std::vector<int32_t>& table,
+                  std::vector<int64_t>& first_pos, std::vector<int64_t>& page_len) {
+  const int64_t block = args->kv_block_size, len = args->kv_len;
+  if (block <= 0) invalid("args->kv_block_size = {} must be positive with args->kv_pages", block);
+  if (pool_slots % block != 0)
+    invalid("args->k holds {} slots, not whole pages of args->kv_block_size = {}", pool_slots, block);
+  if (len < 0) invalid("args->kv_len = {} is negative", len);
+  const int64_t needed = (len + block - 1) / block;
+  if (args->num_kv_pages < needed)
+    invalid("args->num_kv_pages = {} pages of {} cannot hold args->kv_len = {} positions", args->num_kv_pages, block,
+            len);
+  const int64_t pool_pages = pool_slots / block;
+  for (int64_t b = 0; b < needed; ++b) {
+    const int32_t page = args->kv_pages[b];
+    if (page < 0 || page >= pool_pages)
+      invalid("args->kv_pages[{}] = {} is outside args->k's {} pages of {}", b, page, pool_pages, block);
+    table.push_back(page);
+    first_pos.push_back(b * block);
+    page_len.push_back(std::min(block, len - b * block));
+  }
+  return block;
+}
+
 drift_status_t attention(const Rules& rules, const std::optional<EngineKvAccess>& engine_kv,
                          const drift_attention_args_t* args) {
   if (!args) invalid("args is NULL");
@@ -330,17 +356,22 @@ drift_status_t attention(const Rules& rules, const std::optional<EngineKvAccess>
     expect_same_shape("args->v", v, "args->k", k);
     expect_disjoint("args->out", out, "args->k", k, false);
     expect_disjoint("args->out", out, "args->v", v, false);
-    n_kv = k.shape[0];
     const int64_t kv_heads = k.shape[1];
     if (kv_heads == 0 || heads % kv_heads != 0)
       invalid("q has {} heads, not a multiple of args->k's {} kv heads ({})", heads, kv_heads, shape_of(k));
     dense.k = view(k);
     dense.v = view(v);
     layer_kv = &dense;
-    block_size = std::max<int64_t>(n_kv, 1);  // the whole K/V is one page
-    table = {0};
-    first_pos = {0};
-    page_len = {n_kv};
+    if (DRIFT_HAS_FIELD(args, drift_attention_args_t, kv_len) && args->kv_pages) {
+      block_size = own_pages(args, k.shape[0], table, first_pos, page_len);
+      n_kv = args->kv_len;
+    } else {
+      n_kv = k.shape[0];
+      block_size = std::max<int64_t>(n_kv, 1);  // the whole K/V is one page
+      table = {0};
+      first_pos = {0};
+      page_len = {n_kv};
+    }
   } else {
     if (!engine_kv || !engine_kv->kv_layers || !engine_kv->block_table || engine_kv->block_size <= 0)
       refuse(DRIFT_ERROR_NOT_SUPPORTED, "attention over the engine's paged KV is not available here");

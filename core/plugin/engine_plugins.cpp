@@ -21,21 +21,44 @@ void require_loaded(const std::vector<PluginEntry>& entries, const std::vector<P
 
 }  // namespace
 
+drift_model_info_t engine_model_info(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
+                                     int64_t block_size, int64_t num_pages, Device device, DType activation_dtype) {
+  drift_model_info_t info =
+      make_model_info(model, special, block_size, num_pages, to_drift_device(device), to_drift_dtype(activation_dtype));
+  info.max_batch_size = config.engine.max_batch_size;
+  info.max_draft_tokens = config.speculative.max_draft_tokens;
+  return info;
+}
+
+std::unique_ptr<PluginHost> preload_plugins(const EngineConfig& config, const drift_model_info_t& info,
+                                            PluginMemory& memory) {
+  auto host = std::make_unique<PluginHost>();
+  host->set_model_info(info);
+  host->load_all(config.plugins, /*create=*/false);
+  require_loaded(config.plugins, host->plugins());
+  memory = host->declare_memory(config.plugins);
+  require_loaded(config.plugins, host->plugins());
+  return host;
+}
+
 EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
-                             const ServiceInstaller& install_services)
+                             const ServiceInstaller& install_services, std::unique_ptr<PluginHost> preloaded)
     : kv_(parts.kv),
       executor_(parts.executor),
       stream_(parts.stream),
       state_(parts.lookup, parts.kv, parts.scheduler, parts.executor),
+      owned_host_(preloaded ? std::move(preloaded) : std::make_unique<PluginHost>()),
+      host_(*owned_host_),
       cache_metrics_(parts.cache_metrics),
       draft_timing_(parts.draft_timing) {
   state_.install(host_.callbacks());
   state_.set_head_dim(model.head_dim);
   host_.callbacks().release_page = [this](drift_page_id_t page) { evicted({page}); };
   if (install_services) install_services(host_.callbacks());
-  host_.set_model_info(make_model_info(model, parts.special, kv_.block_size(), kv_.num_pages(),
-                                       to_drift_device(parts.device), to_drift_dtype(parts.activation_dtype)));
-  host_.load_all(config.plugins);
+  host_.set_model_info(engine_model_info(config, model, parts.special, kv_.block_size(), kv_.num_pages(), parts.device,
+                                         parts.activation_dtype));
+  if (host_.plugins().empty() && !config.plugins.empty()) host_.load_all(config.plugins, /*create=*/false);
+  host_.create_all(config.plugins);
   require_loaded(config.plugins, host_.plugins());
   host_.select(config.speculative.enabled ? config.speculative.draft_provider : "", config.speculative.verification,
                config.speculative.enabled ? config.speculative.fallback_provider : "");

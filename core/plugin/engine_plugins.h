@@ -42,6 +42,17 @@ struct EngineParts {
   DraftTiming& draft_timing;            // likewise
 };
 
+// drift_model_info_t for the engine's plugins: the model, the special tokens, the KV pool
+// (num_pages 0 before it is sized), the device and dtype, and the step limits.
+drift_model_info_t engine_model_info(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
+                                     int64_t block_size, int64_t num_pages, Device device, DType activation_dtype);
+
+// Before the engine sizes its KV pool: loads the configured plugins (no instance yet) and asks
+// what they will hold in device memory (ABI 1.4 declare_memory). A non-optional plugin that
+// cannot load stops the engine, as in EnginePlugins.
+std::unique_ptr<PluginHost> preload_plugins(const EngineConfig& config, const drift_model_info_t& info,
+                                            PluginMemory& memory);
+
 class EnginePlugins final : public SchedulerObserver {
  public:
   // Adds the backend's services (compute primitives, tensors, checkpoints) to the callbacks once
@@ -49,8 +60,10 @@ class EnginePlugins final : public SchedulerObserver {
   // already load weights.
   using ServiceInstaller = std::function<void(HostCallbacks&)>;
 
+  // `preloaded`: the plugins already loaded and asked for their memory (preload_plugins), created
+  // here; null: loaded and created here.
   EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
-                const ServiceInstaller& install_services);
+                const ServiceInstaller& install_services, std::unique_ptr<PluginHost> preloaded = nullptr);
   ~EnginePlugins() override;  // hands every page cache managers still hold back to the KV cache
 
   PluginHost& host() { return host_; }
@@ -105,7 +118,8 @@ class EnginePlugins final : public SchedulerObserver {
   std::function<void(Sequence&)> admission_check_;
   void* stream_ = nullptr;     // the backend stream hooks receive (StepInfo::stream)
   EngineStateServices state_;  // before host_: plugins' destroy may still call services
-  PluginHost host_;
+  std::unique_ptr<PluginHost> owned_host_;
+  PluginHost& host_;
   std::vector<drift_token_t> request_tokens_;  // the token view of the RequestInfo being passed
   std::set<int64_t> started_;                  // requests that got on_request_start
   std::map<int64_t, int64_t> offered_blocks_;  // per request: leading blocks already offered

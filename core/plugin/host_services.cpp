@@ -67,6 +67,11 @@ drift_status_t tensor_alloc(void* ctx, int32_t dtype, int32_t ndim, const int64_
   if (!out || ndim < 0 || ndim > DRIFT_MAX_DIMS || (ndim > 0 && !shape))
     return DRIFT_ERROR_INVALID_ARGUMENT;
   std::span<const int64_t> dims(shape, static_cast<size_t>(ndim));
+  int64_t elements = 1;
+  for (int64_t d : dims) elements = d < 0 ? -1 : elements * d;
+  if (elements < 0) return DRIFT_ERROR_INVALID_ARGUMENT;
+  if (!c.may_hold(elements * static_cast<int64_t>(drift_dtype_size(dtype)), "tensor_alloc"))
+    return DRIFT_ERROR_OUT_OF_MEMORY;
   const auto& callback = c.state().callbacks.tensor_alloc;
   drift_status_t status = callback ? shield(c, "tensor_alloc", [&] { return callback(dtype, dims, out); })
                                    : alloc_host_tensor(dtype, dims, out);
@@ -129,8 +134,15 @@ drift_status_t load_safetensors(void* ctx, const char* path, const char* const* 
   if (!path || (num_names > 0 && (!names || !out))) return DRIFT_ERROR_INVALID_ARGUMENT;
   std::span<const char* const> wanted(names, num_names);
   drift_status_t status = shield(c, "load_safetensors", [&] { return callback(path, wanted, out); });
-  if (status == DRIFT_OK)
-    for (size_t i = 0; i < num_names; ++i) c.track(out[i]);
+  if (status != DRIFT_OK) return status;
+  int64_t bytes = 0;  // sizes are known once loaded: over the limit, they go again
+  for (size_t i = 0; i < num_names; ++i)
+    bytes += static_cast<int64_t>(tensor_numel(out[i]) * drift_dtype_size(out[i].dtype));
+  if (!c.may_hold(bytes, "load_safetensors")) {
+    for (size_t i = 0; i < num_names; ++i) release(c, &out[i]);
+    return DRIFT_ERROR_OUT_OF_MEMORY;
+  }
+  for (size_t i = 0; i < num_names; ++i) c.track(out[i]);
   return status;
 }
 
@@ -192,11 +204,35 @@ PluginContext::PluginContext(std::string name, const std::string& settings_toml,
 PluginContext::~PluginContext() {
   if (live_tensors_.empty()) return;
   spdlog::warn("[plugin {}] leaked {} tensor(s); the host frees them", name_, live_tensors_.size());
-  for (void* data : live_tensors_) {
+  for (const auto& [data, bytes] : live_tensors_) {
     drift_tensor_t tensor{};
     tensor.data = data;
     release(*this, &tensor);
   }
+}
+
+void PluginContext::track(const drift_tensor_t& tensor) {
+  const auto bytes = static_cast<int64_t>(tensor_numel(tensor) * drift_dtype_size(tensor.dtype));
+  if (!live_tensors_.emplace(tensor.data, bytes).second) return;
+  live_bytes_ += bytes;
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+}
+
+bool PluginContext::untrack(const void* data) {
+  auto it = live_tensors_.find(const_cast<void*>(data));
+  if (it == live_tensors_.end()) return false;
+  live_bytes_ -= it->second;
+  live_tensors_.erase(it);
+  return true;
+}
+
+bool PluginContext::may_hold(int64_t more, const char* service) const {
+  if (memory_limit_ < 0 || live_bytes_ + more <= memory_limit_) return true;
+  spdlog::error(
+      "[plugin {}] {} of {} bytes refused: it would hold {} bytes, more than the {} it declared "
+      "(declare_memory)",
+      name_, service, more, live_bytes_ + more, memory_limit_);
+  return false;
 }
 
 void PluginContext::log(int32_t level, const char* message) const {

@@ -15,7 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "core/model/model_config.h"
 #include "core/plugin/plugin_settings.h"
@@ -109,9 +109,17 @@ class PluginContext {
   // The last message the plugin logged at DRIFT_LOG_ERROR ("" when none).
   const std::string& last_error() const { return last_error_; }
 
-  // Tensor bookkeeping, so a plugin can only free what it was given and leaks are visible.
-  void track(const drift_tensor_t& tensor) { live_tensors_.insert(tensor.data); }
-  bool untrack(const void* data) { return live_tensors_.erase(const_cast<void*>(data)) > 0; }
+  // Tensor bookkeeping, so a plugin can only free what it was given and leaks are visible, and
+  // the bytes its tensors take: a plugin that declared its memory (declare_memory, ABI 1.4)
+  // holds at most that much (memory_limit; -1: no limit).
+  void track(const drift_tensor_t& tensor);
+  bool untrack(const void* data);
+  void set_memory_limit(int64_t bytes) { memory_limit_ = bytes; }
+  int64_t memory_limit() const { return memory_limit_; }
+  int64_t live_bytes() const { return live_bytes_; }
+  int64_t peak_bytes() const { return peak_bytes_; }
+  // Whether `more` bytes fit under the limit; when not, logs why (naming the service).
+  bool may_hold(int64_t more, const char* service) const;
 
   // host->release_pages for this plugin: PluginHost checks the pages against what the plugin
   // holds. Unset: the service answers DRIFT_ERROR_NOT_SUPPORTED.
@@ -123,7 +131,8 @@ class PluginContext {
   std::string name_;
   PluginSettings settings_;
   HostState* state_;
-  std::unordered_set<void*> live_tensors_;
+  std::unordered_map<void*, int64_t> live_tensors_;  // data -> bytes
+  int64_t live_bytes_ = 0, peak_bytes_ = 0, memory_limit_ = -1;
   PageReleaser page_releaser_;
   mutable std::string last_error_;
   drift_host_api_t api_{};

@@ -20,6 +20,8 @@ struct LoadedPlugin {
   void* instance = nullptr;                // non-null between a successful create and destroy
   PluginInfo info;
   std::vector<int32_t> capture_layers;
+  PluginMemory memory;  // what declare_memory said (zero when it has none)
+  bool declared_memory = false;
   std::set<drift_seq_id_t> disabled_requests;
   // Cache manager: the pages the host retains for it, each with the host's own record of what
   // it holds (block index, chain key) and the block's tokens, checked on every match.

@@ -97,6 +97,22 @@ void create_instance(LoadedPlugin& p, const std::string& settings, int64_t num_l
   }
 }
 
+// declare_memory's answer, checked: neither part negative, nor past what any machine holds.
+PluginMemory ask_memory(LoadedPlugin& p, const std::string& settings) {
+  drift_memory_needs_t needs{};
+  needs.struct_size = sizeof(needs);
+  if (auto why = guarded_call([&] { return p.desc.declare_memory(p.context->api(), settings.c_str(), &needs); })) {
+    const std::string& said = p.context->last_error();
+    fail("{}{}", *why, said.empty() ? "" : ": " + said);
+  }
+  constexpr int64_t kMostBytes = int64_t{1} << 48;  // 256 TiB
+  if (needs.fixed_bytes < 0 || needs.fixed_bytes > kMostBytes)
+    fail("answered fixed_bytes = {}, outside 0..{}", needs.fixed_bytes, kMostBytes);
+  if (needs.bytes_per_kv_token < 0 || needs.bytes_per_kv_token > (int64_t{1} << 30))
+    fail("answered bytes_per_kv_token = {}, outside 0..{}", needs.bytes_per_kv_token, int64_t{1} << 30);
+  return {needs.fixed_bytes, needs.bytes_per_kv_token};
+}
+
 std::string fallback_name(const PluginEntry& entry) {
   if (!entry.name.empty()) return entry.name;
   std::string stem = std::filesystem::path(entry.path).stem().string();
@@ -138,6 +154,44 @@ void PluginHost::load_all(const std::vector<PluginEntry>& entries, bool create) 
       load_one_into(*plugin, entry, create);
     }
     plugins_.push_back(std::move(plugin));
+  }
+}
+
+PluginMemory PluginHost::declare_memory(const std::vector<PluginEntry>& entries) {
+  PluginMemory total;
+  for (size_t i = 0; i < plugins_.size() && i < entries.size(); ++i) {
+    LoadedPlugin& p = *plugins_[i];
+    if (!p.info.enabled || !p.desc.declare_memory) continue;
+    try {
+      p.memory = ask_memory(p, entries[i].settings_toml);
+      p.declared_memory = true;
+    } catch (const DriftError& e) {
+      disable(p, "declare_memory", e.what());
+      continue;
+    }
+    total.fixed_bytes += p.memory.fixed_bytes;
+    total.bytes_per_kv_token += p.memory.bytes_per_kv_token;
+    spdlog::info("plugin '{}' will hold {:.1f} MiB, and {} bytes per KV token", p.info.name,
+                 p.memory.fixed_bytes / 1048576.0, p.memory.bytes_per_kv_token);
+  }
+  return total;
+}
+
+void PluginHost::create_all(const std::vector<PluginEntry>& entries) {
+  const drift_model_info_t& info = state_->model_info;
+  for (size_t i = 0; i < plugins_.size() && i < entries.size(); ++i) {
+    LoadedPlugin& p = *plugins_[i];
+    if (!p.info.enabled || p.instance) continue;
+    if (p.declared_memory)
+      p.context->set_memory_limit(p.memory.fixed_bytes +
+                                  p.memory.bytes_per_kv_token * info.num_pages * info.block_size);
+    try {
+      create_instance(p, entries[i].settings_toml, info.num_layers);
+    } catch (const DriftError& e) {
+      p.info.enabled = false;
+      p.info.error = e.what();
+      spdlog::warn("[fallback] plugin '{}' disabled for the engine: {}", p.info.name, p.info.error);
+    }
   }
 }
 
@@ -183,7 +237,12 @@ void PluginHost::select(const std::string& draft_provider, const std::string& ve
 
 std::vector<PluginInfo> PluginHost::plugins() const {
   std::vector<PluginInfo> out;
-  for (const auto& p : plugins_) out.push_back(p->info);
+  for (const auto& p : plugins_) {
+    out.push_back(p->info);
+    if (!p->context) continue;
+    out.back().memory_limit = p->context->memory_limit();
+    out.back().memory_peak = p->context->peak_bytes();
+  }
   return out;
 }
 

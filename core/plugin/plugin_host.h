@@ -44,6 +44,14 @@ class PluginHost {
   // false (`drift plugins list` without a config) the libraries are only loaded and their
   // descriptors validated: no instance exists, no hook may be called.
   void load_all(const std::vector<PluginEntry>& entries, bool create = true);
+  // Before the engine sizes its KV pool, after load_all(entries, false): asks each enabled
+  // plugin with the hook what it will hold (ABI 1.4 declare_memory; model_info's num_pages is
+  // 0 then) and returns the sum. A failing or absurd answer disables that plugin.
+  PluginMemory declare_memory(const std::vector<PluginEntry>& entries);
+  // Then, with model_info's num_pages set: creates the loaded plugins (and asks
+  // on_declare_needs). A plugin that declared its memory may hold at most fixed_bytes +
+  // bytes_per_kv_token * num_pages * block_size from now on.
+  void create_all(const std::vector<PluginEntry>& entries);
   // The roles from [speculative]: the draft provider's entry name ("" = no speculation) and
   // the verification policy's ("full" = the built-in). An unknown name or a plugin of the
   // wrong kind is a broken setup: DriftError naming the role. A named plugin that failed to

@@ -92,6 +92,17 @@ struct PluginInfo {
   std::string found;        // how: "built-in", "path" (given), or the search folder's origin
   bool enabled = false;
   std::string error;        // why it is disabled (load, validation or create failure)
+  // ABI 1.4's declare_memory: the most bytes it may hold (-1: it declared nothing, no limit),
+  // and the most it has held so far.
+  int64_t memory_limit = -1;
+  int64_t memory_peak = 0;
+};
+
+// What plugins declared they will hold (declare_memory), summed: the engine sizes its KV pool
+// around it.
+struct PluginMemory {
+  int64_t fixed_bytes = 0;
+  int64_t bytes_per_kv_token = 0;
 };
 
 // "draft_provider,verification_policy,cache_manager" (or "none").

@@ -1,5 +1,5 @@
 /*
- * drift/plugin.h -- DriftEngine plugin ABI, version 1.3.
+ * drift/plugin.h -- DriftEngine plugin ABI, version 1.4.
  *
  * History (minors only append): 1.0 the first release. 1.1 drift_request_info_t.cache_salt (a
  * request's cache isolation key) and host->release_pages (a cache manager hands pages back on
@@ -12,7 +12,10 @@
  * 1.3 what a query-aware verification policy needs (SpecPV): page-list views are attended by
  * the verify forward (see drift_kv_view_t), drift_kv_view_t.keep_queries with the service
  * query_states (the verify rows' post-RoPE queries), and the service page_scores (query-aware
- * block scores over page key summaries).
+ * block scores over page key summaries). 1.4 what a draft model needs to keep its memory inside
+ * the engine's budget: the hook declare_memory (before create, before the KV pool is sized),
+ * drift_model_info_t.max_batch_size and max_draft_tokens, and attention over a plugin's own
+ * paged K/V (drift_attention_args_t.kv_pages): draft KV in pages, like the target's.
  *
  * The ONE header a plugin author needs. Pure C99 (stdint, stddef, stdbool only); compiles as C
  * and as C++ with -Wall -Wextra -Werror -pedantic. A plugin is a shared object exporting one
@@ -37,11 +40,12 @@
  * plugin MUST drop the request's state itself before returning the error. The request goes on
  * without the plugin (no draft / full verification / no caching). The batch hooks (on_propose,
  * on_choose_kv_view) fail every sequence of the call when they return an error; to fail one
- * sequence only, set that tree's or view's `status` and return DRIFT_OK. A failing create or
- * on_declare_needs, and a failing on_evict, disable the plugin for the engine's lifetime.
+ * sequence only, set that tree's or view's `status` and return DRIFT_OK. A failing
+ * declare_memory, create or on_declare_needs, and a failing on_evict, disable the plugin for the
+ * engine's lifetime.
  *
  * Call order (one engine, per request; hooks of different plugins follow config order):
- *   load:     drift_plugin_get -> create -> on_declare_needs
+ *   load:     drift_plugin_get -> declare_memory (1.4) -> create -> on_declare_needs
  *   admit:    on_prefix_match (cache managers; read-only; MAY repeat while admission waits)
  *             -> on_request_start (once admitted; prefix pages already adopted)
  *   per step: on_propose (the draft provider; decode sequences with speculation on)
@@ -91,7 +95,7 @@ extern "C" {
 #endif
 
 #define DRIFT_ABI_MAJOR 1
-#define DRIFT_ABI_MINOR 3
+#define DRIFT_ABI_MINOR 4
 /* Packed version passed to the entry point: major in the high 16 bits. */
 #define DRIFT_ABI_VERSION ((uint32_t)((DRIFT_ABI_MAJOR << 16) | DRIFT_ABI_MINOR))
 #define DRIFT_ABI_VERSION_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -179,6 +183,10 @@ typedef struct drift_model_info_t {
   int32_t bos_token_id;      /* -1 when none */
   int32_t num_eos_tokens;
   int32_t eos_token_ids[DRIFT_MAX_EOS_TOKENS];
+  /* 1.4: the most sequences one step runs, and the most draft tokens one sequence verifies in a
+   * step ([speculative] max_draft_tokens): what a draft model's per-step work is bounded by. */
+  int64_t max_batch_size;
+  int64_t max_draft_tokens;
 } drift_model_info_t;
 
 /* ---- Hook arguments ------------------------------------------------------------------------ */
@@ -217,6 +225,19 @@ typedef struct drift_needs_t {
   int32_t max_capture_layers;   /* in: the model's num_layers */
   int32_t num_capture_layers;   /* out: hidden states after these layers are captured each step */
 } drift_needs_t;
+
+/* 1.4. What a plugin will hold in the engine device's memory (declare_memory), so the engine
+ * sizes its KV pool around it. Host-owned; the host presets both to 0. */
+typedef struct drift_memory_needs_t {
+  uint32_t struct_size;
+  /* out: bytes held whatever the pool's size -- weights, workspace, buffers -- allocated through
+   * tensor_alloc / load_safetensors at create or later. */
+  int64_t fixed_bytes;
+  /* out: bytes per token the engine's KV pool holds (num_pages * block_size of model_info at
+   * create): the plugin's own per-token state, e.g. a draft model's KV in pages mirroring the
+   * target's. The pool is sized so the target's KV and this fit the budget together. */
+  int64_t bytes_per_kv_token;
+} drift_memory_needs_t;
 
 /* One sequence's draft tree. Nodes are in topological order: parents[i] < i, and -1 means the
  * sequence's last committed token. A chain is parents = {-1, 0, 1, ...}. */
@@ -317,6 +338,15 @@ typedef struct drift_attention_args_t {
   float scale;                       /* 0: 1/sqrt(head_dim) */
   drift_tensor_t* out;               /* [n_q, num_heads, head_dim] */
   int64_t mask_offset;               /* 1.2: see above; 0 = the mask covers every position */
+  /* 1.4: the plugin's own K/V in pages. With k, v set and kv_pages non-NULL, k and v are pools
+   * [pool_slots, num_kv_heads, head_dim] (tensor_alloc'd by the plugin) and the attended
+   * positions 0 .. kv_len - 1 are at slots kv_pages[j / kv_block_size] * kv_block_size +
+   * j % kv_block_size (num_kv_pages >= ceil(kv_len / kv_block_size) pages, each inside the pool).
+   * Positions, masks and mask_offset work as with contiguous K/V. */
+  const int32_t* kv_pages;
+  int32_t num_kv_pages;
+  int32_t kv_block_size;
+  int64_t kv_len;
 } drift_attention_args_t;
 
 /* ---- Host services ------------------------------------------------------------------------- */
@@ -524,6 +554,16 @@ typedef struct drift_plugin_t {
    * sequence of the call; set a row's status to fail one. */
   drift_status_t (*on_target_forward)(void* instance, const drift_step_t* step,
                                       drift_forward_rows_t* const* rows, size_t num_rows);
+  /* 1.4, optional, any kind. Called once before create, before the engine sizes its KV pool:
+   * what the plugin will hold in device memory (drift_memory_needs_t), from its settings and
+   * the model. host->model_info's num_pages is 0 here (not sized yet; create sees the final
+   * value); only log, model_info and the get_setting_* services may be called. The engine
+   * budgets what is declared: with kv_cache.memory_mb the per-token bytes come out of that
+   * budget, with memory_fraction the fixed bytes too. What a plugin that declared allocates
+   * beyond fixed_bytes + bytes_per_kv_token * num_pages * block_size is refused
+   * (DRIFT_ERROR_OUT_OF_MEMORY). An error disables the plugin for the engine's lifetime. */
+  drift_status_t (*declare_memory)(const drift_host_api_t* host, const char* settings_toml,
+                                   drift_memory_needs_t* needs);
   /* Fields appended in later 1.x minors go here. */
 } drift_plugin_t;
 

@@ -61,10 +61,7 @@ void DraftHead::attend(const DraftBatch& batch, const drift_tensor_t& q, const d
                        const drift_tensor_t& v, drift_tensor_t attn) const {
   for (const SeqRows& s : batch.seqs) {
     DraftCache& cache = *s.cache;
-    host_.copy(rows(k, s.first_row, s.count), cache.keys(s.cache_row, s.count));
-    host_.copy(rows(v, s.first_row, s.count), cache.values(s.cache_row, s.count));
-    const drift_tensor_t keys = cache.keys(0, s.cache_row + s.count);
-    const drift_tensor_t values = cache.values(0, s.cache_row + s.count);
+    cache.write(s.cache_row, rows(k, s.first_row, s.count), rows(v, s.first_row, s.count));
     const drift_tensor_t q_rows = rows(q, s.first_row, s.count);
     const drift_tensor_t out = rows(attn, s.first_row, s.count);
     std::vector<int32_t> q_positions(static_cast<size_t>(s.count));
@@ -72,8 +69,7 @@ void DraftHead::attend(const DraftBatch& batch, const drift_tensor_t& q, const d
     const drift_tensor_t positions = host_ints(q_positions);
     drift_attention_args_t args{};
     args.q = &q_rows;
-    args.k = &keys;
-    args.v = &values;
+    cache.attend_over(s.cache_row + s.count, args);
     args.out = const_cast<drift_tensor_t*>(&out);
     if (s.tree) {
       args.mask = s.mask.data();

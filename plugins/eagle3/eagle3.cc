@@ -1,7 +1,9 @@
 // eagle3: the EAGLE-3 draft provider (seeds 000, 002, 004; ../shared/tools/eagle3/README.md).
 // A one-layer draft head reads the target's hidden states at three layers (declared through
 // on_declare_needs and read in on_target_forward after every forward, prefill chunks included),
-// keeps its own KV per request, and proposes a chain, a static tree or a dynamic tree each step.
+// keeps its own KV per request in pages, and proposes a chain, a static tree or a dynamic tree each
+// step. What it holds on the device (weights, workspace, KV pool) is sized before it is created
+// and declared to the engine (declare_memory), which budgets it with its KV pool.
 // Everything runs through the host's compute services, so the same plugin drafts on the CPU
 // backend (tests, CI) and on CUDA; it uses only the public header, as a third party would.
 #include <algorithm>
@@ -16,9 +18,13 @@
 namespace eagle3 {
 
 Plugin::Plugin(const drift_host_api_t* api, const std::string& settings_toml)
-    : host(api), settings(read_settings(host, settings_toml)), workspace(host) {
+    : host(api), settings(read_settings(host, settings_toml)) {
   HeadConfig config = read_head_config(settings.checkpoint, host.model());
+  plan = plan_memory(config, settings, host.model(), settings.checkpoint);
   HeadWeights weights = load_head_weights(host, settings.checkpoint, config);
+  workspace = std::make_unique<Workspace>(host, plan.workspace);
+  kv_pool = std::make_unique<DraftKvPool>(host, plan.kv_pages(host.model().num_pages), plan.kv_block_size,
+                                          config.num_kv_heads, config.head_dim);
   for (int32_t id : config.aux_layer_ids)
     if (id > 0 && std::find(capture_layers.begin(), capture_layers.end(), id - 1) == capture_layers.end())
       capture_layers.push_back(id - 1);  // aux id i reads the stream entering layer i = layer i-1's output
@@ -31,22 +37,39 @@ Plugin& plugin(void* instance) { return *static_cast<Plugin*>(instance); }
 
 constexpr const char* kPlugin = "eagle3";
 
-// This plugin needs ABI 1.2's hook, services and settings.
+// This plugin needs ABI 1.2's hook, services and settings, and 1.4's paged attention over its own
+// K/V and step limits in model_info.
 bool host_supports(const drift_host_api_t* host) {
-  return host && DRIFT_HAS_FIELD(host, drift_host_api_t, get_setting_path) && host->get_setting_path &&
-         host->model_weight && host->add && host->concat && host->hidden_states && host->sequence_tokens &&
-         host->attention && host->gemm && host->embedding && host->rms_norm && host->rope && host->silu_mul &&
-         host->softmax && host->top_k && host->load_safetensors;
+  return host && host->abi_minor >= 4 && DRIFT_HAS_FIELD(host, drift_host_api_t, get_setting_path) &&
+         host->get_setting_path && host->model_weight && host->add && host->concat && host->hidden_states &&
+         host->sequence_tokens && host->attention && host->gemm && host->embedding && host->rms_norm && host->rope &&
+         host->silu_mul && host->softmax && host->top_k && host->load_safetensors;
 }
 
 drift_status_t create(const drift_host_api_t* host, const char* settings_toml, void** instance) {
   if (!host_supports(host)) {
     if (host && host->log)
-      host->log(host->ctx, DRIFT_LOG_ERROR, "eagle3: the host lacks ABI 1.2 services (model_weight, add, concat, ...)");
+      host->log(host->ctx, DRIFT_LOG_ERROR,
+                "eagle3: the host lacks ABI 1.4 (paged attention over a plugin's K/V) or 1.2 services (model_weight, "
+                "add, concat, ...)");
     return DRIFT_ERROR_NOT_SUPPORTED;
   }
   return drift::plugin::guard(host, kPlugin, "create",
                               [&] { *instance = new Plugin(host, settings_toml ? settings_toml : ""); });
+}
+
+// Before create: the memory plan from the settings, the head's config and checkpoint header, and
+// the engine's limits (memory_plan.h).
+drift_status_t declare_memory(const drift_host_api_t* host, const char* settings_toml, drift_memory_needs_t* needs) {
+  if (!host_supports(host)) return DRIFT_ERROR_NOT_SUPPORTED;
+  return drift::plugin::guard(host, kPlugin, "declare_memory", [&] {
+    const Host h(host);
+    const Settings settings = read_settings(h, settings_toml ? settings_toml : "");
+    const MemoryPlan plan =
+        plan_memory(read_head_config(settings.checkpoint, h.model()), settings, h.model(), settings.checkpoint);
+    needs->fixed_bytes = plan.fixed_bytes();
+    needs->bytes_per_kv_token = plan.kv_bytes_per_token;
+  });
 }
 
 void destroy(void* instance) { delete static_cast<Plugin*>(instance); }
@@ -64,7 +87,7 @@ drift_status_t on_request_start(void* instance, const drift_request_info_t* requ
   return drift::plugin::guard(p.host.api(), kPlugin, "on_request_start", [&] {
     p.requests.erase(request->seq_id);  // a resumed request starts over
     const bool drafts = DRIFT_HAS_FIELD(request, drift_request_info_t, provides_drafts) && request->provides_drafts;
-    if (drafts) p.requests[request->seq_id] = std::make_unique<Request>(p.host, p.head->config());
+    if (drafts) p.requests[request->seq_id] = std::make_unique<Request>(*p.kv_pool);
   });
 }
 
@@ -134,12 +157,13 @@ constexpr drift_plugin_t kDescriptor = {
     .on_pages_full = nullptr,
     .on_evict = nullptr,
     .on_target_forward = &on_target_forward,
+    .declare_memory = &declare_memory,
 };
 
 }  // namespace
 }  // namespace eagle3
 
 extern "C" DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t*, uint32_t host_abi_version) {
-  // Needs a 1.x host; create() checks that it is new enough (1.2) to have every service used.
+  // Needs a 1.x host; create() checks that it is new enough (1.4) to have every service used.
   return DRIFT_ABI_VERSION_MAJOR(host_abi_version) == DRIFT_ABI_MAJOR ? &eagle3::kDescriptor : nullptr;
 }

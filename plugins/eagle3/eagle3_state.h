@@ -10,13 +10,14 @@
 #include "draft_cache.h"
 #include "draft_head.h"
 #include "host.h"
+#include "memory_plan.h"
 #include "settings.h"
 #include "workspace.h"
 
 namespace eagle3 {
 
 struct Request {
-  explicit Request(const Host& host, const HeadConfig& c) : cache(host, c.num_kv_heads, c.head_dim) {}
+  explicit Request(DraftKvPool& pool) : cache(pool) {}
   DraftCache cache;
   // Set by the extension of the step that made the root ready to draft from (its root_step):
   int64_t root_step = -1;
@@ -34,9 +35,11 @@ struct Plugin {
   Host host;
   Settings settings;
   std::unique_ptr<DraftHead> head;
-  Workspace workspace;
+  MemoryPlan plan;  // what the weights, workspace and KV pool below take (declare_memory)
+  std::unique_ptr<Workspace> workspace;
+  std::unique_ptr<DraftKvPool> kv_pool;
   std::vector<int32_t> capture_layers;  // target layers whose output is an aux id's input
-  std::map<drift_seq_id_t, std::unique_ptr<Request>> requests;
+  std::map<drift_seq_id_t, std::unique_ptr<Request>> requests;  // after kv_pool: their pages go back first
   drift_tensor_t root_y{};  // [ready sequences, H]: the extension's last rows
 };
 

@@ -43,7 +43,7 @@ void gather_aux(Plugin& p, const Slice& slice, drift_tensor_t out) {
     const auto first = s.tokens.begin() + s.rows->first_position + slice.offset;
     std::vector<int32_t> own(first, first + slice.count);
     const drift_tensor_t embedded =
-        p.workspace.get("aux0." + std::to_string(parts.size()), DRIFT_DTYPE_F32, {slice.count, width});
+        p.workspace->get("aux0." + std::to_string(parts.size()), DRIFT_DTYPE_F32, {slice.count, width});
     drift_tensor_t embed{};
     if (!p.host.model_weight("model.embed_tokens.weight", embed)) fail("aux layer 0 needs the target's embedding");
     p.host.embedding(embed, own, embedded);
@@ -52,7 +52,9 @@ void gather_aux(Plugin& p, const Slice& slice, drift_tensor_t out) {
   p.host.concat(parts, out);
 }
 
-// The sequences of this forward the plugin drafts for, with their draft KV lined up.
+// The sequences of this forward the plugin drafts for, with their draft KV lined up. One the
+// draft KV pool cannot hold (never, with the pool the memory plan sizes, unless the engine's
+// pages are shared more than it assumes) goes on without the plugin: its row fails.
 std::vector<Pending> pending_requests(Plugin& p, drift_forward_rows_t* const* rows, size_t n) {
   std::vector<Pending> pending;
   for (size_t i = 0; i < n; ++i) {
@@ -64,7 +66,14 @@ std::vector<Pending> pending_requests(Plugin& p, drift_forward_rows_t* const* ro
     Pending s{&r, rows[i], p.host.sequence_tokens(rows[i]->seq_id)};
     if (rows[i]->first_position + rows[i]->num_rows >= static_cast<int64_t>(s.tokens.size()))
       fail("a forward row of sequence " + std::to_string(rows[i]->seq_id) + " has no next token");
-    r.cache.reserve(rows[i]->num_rows);  // once for all its windows
+    if (!r.cache.reserve(rows[i]->num_rows)) {  // once for all its windows
+      p.host.log(DRIFT_LOG_WARN, "eagle3: the draft KV pool has " + std::to_string(p.kv_pool->free_pages()) +
+                                     " free pages, too few for sequence " + std::to_string(rows[i]->seq_id) +
+                                     "'s next " + std::to_string(rows[i]->num_rows) + " positions");
+      rows[i]->status = DRIFT_ERROR_OUT_OF_MEMORY;
+      p.requests.erase(it);
+      continue;
+    }
     pending.push_back(std::move(s));
   }
   return pending;
@@ -94,7 +103,7 @@ drift_tensor_t extend_window(Plugin& p, const std::vector<Slice>& window) {
   int64_t total = 0;
   for (const Slice& slice : window) total += slice.count;
   const drift_tensor_t aux =
-      p.workspace.get("ext.aux", DRIFT_DTYPE_F32, {total, 3 * p.head->config().target_hidden_size});
+      p.workspace->get("ext.aux", DRIFT_DTYPE_F32, {total, 3 * p.head->config().target_hidden_size});
   DraftBatch b;
   int64_t row = 0;
   for (const Slice& slice : window) {
@@ -108,8 +117,8 @@ drift_tensor_t extend_window(Plugin& p, const std::vector<Slice>& window) {
     b.seqs.push_back({&s.request->cache, row, slice.count, s.request->cache.length(), false, {}});
     row += slice.count;
   }
-  b.h = p.head->fuse_hidden(aux, p.workspace, "ext");
-  const drift_tensor_t y = p.head->forward(b, p.workspace, "ext");
+  b.h = p.head->fuse_hidden(aux, *p.workspace, "ext");
+  const drift_tensor_t y = p.head->forward(b, *p.workspace, "ext");
   for (const Slice& slice : window) slice.seq->request->cache.commit(slice.count);
   return y;
 }
@@ -126,7 +135,7 @@ void prepare_roots(Plugin& p, int64_t step, const std::vector<Request*>& ready) 
   std::vector<int32_t> all(m);
   for (int64_t i = 0; i < m; ++i) all[i] = static_cast<int32_t>(i);
   std::vector<float> logits;
-  const TopK top = p.head->top_k(p.root_y, all, TreeSearch(p.settings.shape, 1).root_width(), p.workspace,
+  const TopK top = p.head->top_k(p.root_y, all, TreeSearch(p.settings.shape, 1).root_width(), *p.workspace,
                                  p.settings.keep_logits ? &logits : nullptr);
   const int64_t vocab = p.head->draft_vocab();
   for (int64_t i = 0; i < m; ++i) {
@@ -151,8 +160,8 @@ void extend_requests(Plugin& p, int64_t step, drift_forward_rows_t* const* rows,
   for (const Pending& s : pending)
     if (reaches_root(s)) ready.push_back(s.request);
   if (!ready.empty())
-    p.root_y = p.workspace.get("root.y", p.host.activation_dtype(),
-                               {static_cast<int64_t>(ready.size()), p.head->config().hidden_size});
+    p.root_y = p.workspace->get("root.y", p.host.activation_dtype(),
+                                {static_cast<int64_t>(ready.size()), p.head->config().hidden_size});
   int64_t roots = 0;
   for (const std::vector<Slice>& window : windows(pending, p.settings.extension_rows)) {
     const drift_tensor_t y = extend_window(p, window);

@@ -26,10 +26,12 @@ bool add_expansions(Drafting& x, DraftBatch& b, std::vector<int32_t>& parent_row
                     std::vector<std::pair<Drafting*, int32_t>>& expanded) {
   const std::vector<int32_t> expand = x.search.next_expansions();
   if (expand.empty()) return false;
+  // A draft KV pool too full for this level's rows: the tree stops growing (what it has stands).
+  DraftCache& cache = x.request->cache;
+  if (!cache.reserve(x.tree_rows + static_cast<int64_t>(expand.size()))) return false;
   const auto& nodes = x.search.nodes();
   x.level_row.resize(nodes.size(), -1);
   x.cache_row.resize(nodes.size(), -1);
-  DraftCache& cache = x.request->cache;
   SeqRows s;
   s.cache = &cache;
   s.first_row = static_cast<int64_t>(b.tokens.size());
@@ -48,7 +50,6 @@ bool add_expansions(Drafting& x, DraftBatch& b, std::vector<int32_t>& parent_row
     parent_rows.push_back(parent < 0 ? static_cast<int32_t>(x.request->root_row) : x.level_row[parent]);
     expanded.emplace_back(&x, node);
   }
-  cache.reserve(width);
   x.tree_rows = static_cast<int32_t>(width);
   b.seqs.push_back(std::move(s));
   return true;
@@ -62,15 +63,15 @@ bool run_level(Plugin& p, std::vector<Drafting>& drafting, int level, drift_tens
   for (Drafting& x : drafting) add_expansions(x, b, parent_rows, expanded);
   if (expanded.empty()) return false;
   const auto n = static_cast<int64_t>(expanded.size());
-  b.h = p.workspace.get("parents", p.host.activation_dtype(), {n, p.head->config().hidden_size});
+  b.h = p.workspace->get("parents", p.host.activation_dtype(), {n, p.head->config().hidden_size});
   p.host.embedding(parents, parent_rows, b.h);  // each row's parent output: a row gather
-  const drift_tensor_t y = p.head->forward(b, p.workspace, level % 2 ? "lvl1" : "lvl0");
+  const drift_tensor_t y = p.head->forward(b, *p.workspace, level % 2 ? "lvl1" : "lvl0");
   int32_t width = 1;
   for (const auto& [x, node] : expanded) width = std::max(width, x->search.width(node));
   std::vector<int32_t> all(static_cast<size_t>(n));
   for (int64_t r = 0; r < n; ++r) all[r] = static_cast<int32_t>(r);
   std::vector<float> logits;
-  const TopK top = p.head->top_k(y, all, width, p.workspace, p.settings.keep_logits ? &logits : nullptr);
+  const TopK top = p.head->top_k(y, all, width, *p.workspace, p.settings.keep_logits ? &logits : nullptr);
   const int64_t vocab = p.head->draft_vocab();
   for (int64_t r = 0; r < n; ++r) {
     auto [x, node] = expanded[r];

@@ -155,6 +155,7 @@ constexpr drift_plugin_t kDescriptor = {
     .on_pages_full = nullptr,
     .on_evict = nullptr,
     .on_target_forward = nullptr,  // no draft model to keep in step with the target
+    .declare_memory = nullptr,
 };
 
 }  // namespace

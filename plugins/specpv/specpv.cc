@@ -235,6 +235,7 @@ constexpr drift_plugin_t kDescriptor = {
     .on_pages_full = nullptr,
     .on_evict = nullptr,
     .on_target_forward = &on_target_forward,
+    .declare_memory = nullptr,
 };
 
 }  // namespace

@@ -129,6 +129,7 @@ constexpr drift_plugin_t kDescriptor = {
     .on_pages_full = nullptr,
     .on_evict = nullptr,
     .on_target_forward = nullptr,
+    .declare_memory = nullptr,
 };
 
 }  // namespace

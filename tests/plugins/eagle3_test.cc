@@ -5,6 +5,8 @@
 //  - Lossless: every tree shape gives exactly the plain engine's tokens -- batched, with chunked
 //    prefill, preemption, aborts, the prefix cache, and sampling (the same seeded draws).
 //  - A dynamic tree beats the chain at equal verify budget.
+//  - Its memory is planned: the KV pool makes room for the head's draft KV under memory_mb, and
+//    what the plugin holds stays inside what it declared (ABI 1.4 declare_memory).
 //  - Bad settings and checkpoints are load errors naming the key or tensor and the file.
 #include <algorithm>
 #include <filesystem>
@@ -19,6 +21,8 @@
 
 #include "core/engine.h"
 #include "core/error.h"
+#include "core/model/model_layout.h"
+#include "core/plugin/engine_plugins.h"
 #include "core/safetensors.h"
 #include "support/golden.h"
 #include "support/speculation.h"
@@ -243,6 +247,42 @@ TEST(Eagle3, PrefixCacheOnStaysExactAndStillDrafts) {
   for (const Tokens& o : outputs_of(later)) outputs.push_back(o);
   EXPECT_EQ(outputs, plain_outputs(with_prefix, greedy(32)));
   for (const auto& r : later) EXPECT_GT(r.stats.speculation.accepted_tokens, 5) << "a cached request still drafts";
+}
+
+// The head declares its memory before the pool is sized: its K and V per token of the engine's pool
+// (2 x kv heads x head_dim floats) come out of kv_cache.memory_mb with the target's pages, and
+// what it then holds -- weights, the workspace at its planned size, the draft KV pool -- stays
+// inside its declaration through a batched run with every tree shape, outputs exact.
+TEST(Eagle3, HoldsWhatItDeclaresAndTheKvPoolMakesRoomForIt) {
+  const std::vector<Tokens> prompts = golden_prompts();
+  for (const char* settings :
+       {"tree = \"chain\"\ndepth = 4", "tree = \"dynamic\"\ndepth = 4\ntopk = 3\nnum_nodes = 8"}) {
+    EngineConfig plain = base_config();
+    plain.kv_cache.num_pages = 0;
+    plain.kv_cache.memory_mb = 4;
+    EngineConfig config = eagle3_config(settings, 8);
+    config.kv_cache = plain.kv_cache;
+    auto engine = Engine::from_config(config);
+    const int64_t plain_pages = Engine::from_config(plain)->kv().num_pages();
+    const nlohmann::json head = nlohmann::json::parse(std::ifstream(head_dir() + "/config.json"));
+    const int64_t head_dim =
+        head.value("head_dim", head.at("hidden_size").get<int64_t>() / head.at("num_attention_heads").get<int64_t>());
+    const int64_t per_token = 2 * head.at("num_key_value_heads").get<int64_t>() * head_dim * 4;
+    const auto page_bytes = static_cast<int64_t>(
+        ModelLayout{load_model_config(config.model.path)}.kv_layout(16, DType::F32).bytes_per_page());
+    EXPECT_LT(engine->kv().num_pages(), plain_pages);
+    EXPECT_EQ(engine->kv().num_pages(), 4 * 1048576 / (page_bytes + 16 * per_token)) << settings;
+    const auto runs = test::run_batch(*engine, prompts, {greedy(64)});
+    EXPECT_EQ(test::outputs_of(runs), plain_outputs(prompts, greedy(64)));
+    // Every request drafted to the end: none fell back for want of memory or a workspace buffer.
+    for (const auto& r : runs) EXPECT_GT(r.stats.speculation.accepted_tokens, 10) << settings;
+    for (const PluginInfo& info : engine->plugins()->host().plugins()) {
+      if (info.name != "eagle3") continue;
+      EXPECT_GT(info.memory_limit, per_token * engine->kv().num_pages() * 16) << settings;
+      EXPECT_LE(info.memory_peak, info.memory_limit) << settings;
+      EXPECT_GT(info.memory_peak, info.memory_limit * 9 / 10) << "the plan is not much more than it holds";
+    }
+  }
 }
 
 // At the same number of verified nodes per step, EAGLE-2's dynamic tree (expand the most likely

@@ -111,7 +111,7 @@ static const drift_plugin_t descriptor = {
     DRIFT_KIND_DRAFT_PROVIDER | DRIFT_KIND_VERIFICATION_POLICY,
     test_create, test_destroy, test_get_extension, NULL,
     test_on_request_start, NULL, test_on_accept, test_on_rewind,
-    propose, choose_view, NULL, NULL, NULL, NULL};
+    propose, choose_view, NULL, NULL, NULL, NULL, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host, uint32_t version) {
   (void)host;

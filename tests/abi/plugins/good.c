@@ -44,7 +44,7 @@ static const drift_plugin_t descriptor = {
     test_create, test_destroy, test_get_extension, declare_needs,
     test_on_request_start, on_request_finish, test_on_accept, test_on_rewind,
     test_on_propose, test_on_choose_kv_view,
-    on_prefix_match, on_pages_full, on_evict, test_on_target_forward};
+    on_prefix_match, on_pages_full, on_evict, test_on_target_forward, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

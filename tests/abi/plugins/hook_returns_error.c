@@ -82,7 +82,7 @@ static const drift_plugin_t descriptor = {
     DRIFT_KIND_DRAFT_PROVIDER | DRIFT_KIND_VERIFICATION_POLICY,
     create, test_destroy, test_get_extension, NULL,
     on_request_start, NULL, on_accept, test_on_rewind,
-    on_propose, on_choose_kv_view, NULL, NULL, NULL, NULL};
+    on_propose, on_choose_kv_view, NULL, NULL, NULL, NULL, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

@@ -6,7 +6,7 @@ static const drift_plugin_t descriptor = {
     DRIFT_KIND_DRAFT_PROVIDER, test_create, test_destroy, NULL, NULL,
     test_on_request_start, NULL, NULL, NULL,
     NULL, /* on_propose: required for a draft provider */
-    NULL, NULL, NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

@@ -20,7 +20,7 @@ static const drift_plugin_t descriptor = {
     test_create, test_destroy, test_get_extension, NULL,
     test_on_request_start, NULL, test_on_accept,
     must_not_be_called, /* beyond struct_size */
-    NULL, NULL, NULL, NULL, NULL, NULL};
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

@@ -25,7 +25,7 @@ static drift_status_t choose(void* instance, const drift_step_t* step,
 static const drift_plugin_t descriptor = {
     sizeof(drift_plugin_t), DRIFT_ABI_MAJOR, DRIFT_ABI_MINOR, "optional_hook_null", "1.0.0",
     DRIFT_KIND_VERIFICATION_POLICY, create, destroy, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    choose, NULL, NULL, NULL, NULL};
+    choose, NULL, NULL, NULL, NULL, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

@@ -383,7 +383,7 @@ static const drift_plugin_t descriptor = {
     create, destroy, get_extension, declare_needs,
     on_request_start, on_request_finish, on_accept, on_rewind,
     on_propose, on_choose_kv_view,
-    on_prefix_match, on_pages_full, on_evict, on_target_forward};
+    on_prefix_match, on_pages_full, on_evict, on_target_forward, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

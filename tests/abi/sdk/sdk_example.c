@@ -41,7 +41,7 @@ static drift_status_t propose(void* instance, const drift_step_t* step,
 static const drift_plugin_t descriptor = {
     sizeof(drift_plugin_t), DRIFT_ABI_MAJOR, DRIFT_ABI_MINOR, "sdk_example", "1.0.0",
     DRIFT_KIND_DRAFT_PROVIDER, create, destroy, NULL, NULL, NULL, NULL, NULL, NULL,
-    propose, NULL, NULL, NULL, NULL, NULL};
+    propose, NULL, NULL, NULL, NULL, NULL, NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host,
                                                     uint32_t host_abi_version) {

@@ -58,6 +58,7 @@ const drift_plugin_t descriptor = {sizeof(drift_plugin_t),
                                    nullptr,
                                    nullptr,
                                    nullptr,
+                                   nullptr,
                                    nullptr};
 
 }  // namespace

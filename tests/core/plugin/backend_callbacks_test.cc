@@ -391,6 +391,68 @@ TEST(BackendCallbacks, AttentionMaskOffsetMakesThePrefixVisible) {
   EXPECT_EQ(f.api->attention(f.ctx, nullptr, &a), DRIFT_ERROR_INVALID_ARGUMENT);
 }
 
+// ABI 1.4: a plugin's own K/V in pages -- DenseAttention's 6 rows spread over pages of 2 slots of a
+// pool of 5 pages (row j at page pages[j / 2], slot j % 2) -- attend exactly as the same rows
+// contiguous, causal and under a tree mask with an offset; page lists that cannot hold kv_len, or
+// name pages outside the pool, are refused.
+TEST(BackendCallbacks, AttentionOverAPluginsOwnPagedKv) {
+  Fixture f;
+  DenseAttention d;
+  constexpr int64_t kPage = 2, kPoolPages = 5, kRow = DenseAttention::kv_heads * DenseAttention::hd;
+  const int32_t pages[] = {4, 0, 2};
+  F k_pool{{kPoolPages * kPage, DenseAttention::kv_heads, DenseAttention::hd}};
+  F v_pool{{kPoolPages * kPage, DenseAttention::kv_heads, DenseAttention::hd}};
+  for (int64_t j = 0; j < DenseAttention::n_kv; ++j) {
+    const int64_t slot = pages[j / kPage] * kPage + j % kPage;
+    std::copy_n(d.k.data.data() + j * kRow, kRow, k_pool.data.data() + slot * kRow);
+    std::copy_n(d.v.data.data() + j * kRow, kRow, v_pool.data.data() + slot * kRow);
+  }
+  I pos({d.n_q}, {3, 4, 5});
+  const uint8_t tail[DenseAttention::n_q * 3] = {1, 0, 0, 1, 1, 0, 1, 0, 1};
+  for (bool masked : {false, true}) {
+    auto dense = d.args();
+    F expected{{d.n_q, d.heads, d.hd}};
+    dense.out = &expected.t;
+    auto paged = d.args();
+    paged.k = &k_pool.t;
+    paged.v = &v_pool.t;
+    paged.kv_pages = pages;
+    paged.num_kv_pages = 3;
+    paged.kv_block_size = kPage;
+    paged.kv_len = DenseAttention::n_kv;
+    for (auto* a : {&dense, &paged}) {
+      if (masked) {
+        a->mask = tail;
+        a->mask_offset = 3;
+      } else {
+        a->q_positions = &pos.t;
+      }
+    }
+    ASSERT_EQ(f.api->attention(f.ctx, nullptr, &dense), DRIFT_OK);
+    ASSERT_EQ(f.api->attention(f.ctx, nullptr, &paged), DRIFT_OK);
+    for (size_t i = 0; i < expected.data.size(); ++i)
+      ASSERT_FLOAT_EQ(d.out.data[i], expected.data[i]) << (masked ? "masked" : "causal") << " at " << i;
+  }
+  auto bad = d.args();
+  bad.k = &k_pool.t;
+  bad.v = &v_pool.t;
+  bad.q_positions = &pos.t;
+  bad.kv_pages = pages;
+  bad.kv_block_size = kPage;
+  bad.kv_len = DenseAttention::n_kv;
+  bad.num_kv_pages = 2;  // 4 positions' room for 6
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &bad), DRIFT_ERROR_INVALID_ARGUMENT);
+  const int32_t outside[] = {4, 5, 0};
+  bad.num_kv_pages = 3;
+  bad.kv_pages = outside;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &bad), DRIFT_ERROR_INVALID_ARGUMENT);
+  bad.kv_pages = pages;
+  bad.kv_block_size = 3;  // 10 slots are not whole pages of 3
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &bad), DRIFT_ERROR_INVALID_ARGUMENT);
+  bad.kv_block_size = 0;
+  EXPECT_EQ(f.api->attention(f.ctx, nullptr, &bad), DRIFT_ERROR_INVALID_ARGUMENT);
+}
+
 // ABI 1.2 add and concat.
 TEST(BackendCallbacks, AddOutOfPlaceAndInPlace) {
   Fixture f;
