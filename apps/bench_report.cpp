@@ -100,6 +100,7 @@ VariantResult run_variant(Engine& engine, const std::string& config, const std::
   r.decode_only_forward_seconds = after.decode_only_forward_seconds - before.decode_only_forward_seconds;
   r.drafts_by_provider = increase(before.drafts_by_provider, after.drafts_by_provider);
   r.plugin_stats = plugin_stats_json(engine);
+  r.plugin_memory = plugin_memory_json(engine);
   r.prefill_tokens = after.prefill_tokens - before.prefill_tokens;
   const PrefixCacheMetrics &cb = before.prefix_cache, &ca = after.prefix_cache;
   r.prefix_cache = {ca.queries - cb.queries,
@@ -236,6 +237,7 @@ nlohmann::json BenchReport::json() const {
                        {"verification", verification_json(r.verification)},
                        {"drafts_by_provider", r.drafts_by_provider},
                        {"plugin_stats", r.plugin_stats},
+                       {"plugin_memory", r.plugin_memory},
                        {"prefill_tokens", r.prefill_tokens},
                        {"outputs_equal_to_first_off", r.outputs_equal_to_first},
                        {"prefix_cache",

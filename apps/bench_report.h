@@ -28,6 +28,7 @@ struct VariantResult {
   int64_t decode_only_steps = 0;                      // steps without a prefill chunk
   std::map<std::string, int64_t> drafts_by_provider;  // verified trees per provider (hybrid drafting)
   nlohmann::json plugin_stats = nlohmann::json::object();  // the plugins' own figures at the end of the run
+  nlohmann::json plugin_memory = nlohmann::json::object();  // declared and held device memory (host-measured)
   double decode_only_forward_seconds = 0.0;
   int64_t prefill_tokens = 0;       // prompt tokens the model computed (cache hits are not)
   PrefixCacheMetrics prefix_cache;  // this variant's share (pages_held: at its end)

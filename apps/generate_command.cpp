@@ -128,7 +128,8 @@ nlohmann::json summary_json(const Engine& engine, size_t prompts, int64_t tokens
             {"drafts_by_provider", m.drafts_by_provider},
             {"prefix_cache", prefix_cache_json(m.prefix_cache)},
             {"verification", verification_json(m.verification)},
-            {"plugin_stats", plugin_stats_json(engine)}}}};
+            {"plugin_stats", plugin_stats_json(engine)},
+            {"plugin_memory", plugin_memory_json(engine)}}}};
 }
 
 // A prompt that never became a request: the same fields, nothing generated.

@@ -8,5 +8,8 @@
 namespace drift::app {
 
 nlohmann::json plugin_stats_json(const Engine& engine);
+// What each plugin that declared its memory (ABI 1.4 declare_memory) may hold and the most it
+// held, measured by the host: {"eagle3": {"declared_bytes": ..., "peak_bytes": ...}}.
+nlohmann::json plugin_memory_json(const Engine& engine);
 
 }  // namespace drift::app

@@ -224,6 +224,10 @@ std::map<std::string, std::string> Engine::plugin_stats() const {
   return plugins_ ? plugins_->host().plugin_stats() : std::map<std::string, std::string>{};
 }
 
+std::vector<PluginInfo> Engine::plugin_infos() const {
+  return plugins_ ? plugins_->host().plugins() : std::vector<PluginInfo>{};
+}
+
 int64_t Engine::reset_prefix_cache() {
   if (has_unfinished()) fail("reset_prefix_cache: requests are still unfinished; reset the cache while idle");
   return plugins_ ? plugins_->release_all_cached() : 0;

@@ -19,6 +19,7 @@
 #include "core/forward_batch.h"
 #include "core/kv_cache_manager.h"
 #include "core/model/model_config.h"
+#include "core/plugin/plugin_types.h"
 #include "core/scheduler.h"
 #include "core/sequence.h"
 #include "core/speculation/acceptance.h"
@@ -144,6 +145,8 @@ class Engine {
   EnginePlugins* plugins() { return plugins_.get(); }
   // The plugins' own figures (DRIFT_STATS_EXTENSION) by plugin entry name, as JSON text.
   std::map<std::string, std::string> plugin_stats() const;
+  // The configured plugins as the host sees them (enabled, memory declared and held), config order.
+  std::vector<PluginInfo> plugin_infos() const;
   // Replaces the acceptance rule (SpeculationOptions::acceptance): for tests that prove the
   // losslessness tests catch broken rules.
   void set_acceptance_rule(AcceptanceRule rule) {

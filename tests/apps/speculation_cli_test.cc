@@ -51,13 +51,15 @@ TEST(SpeculationCliTest, NgramConfigIsLosslessAndReportsItsStatistics) {
 }
 
 // The EAGLE-3 config (stories260K and its trained head, plugins/eagle3) through the binary: the
-// plain config's tokens and text, with real drafts accepted.
+// plain config's tokens and text, with real drafts accepted; the head's memory declared, budgeted
+// in the startup log and reported (the host's count of what it held, within what it declared).
 TEST(SpeculationCliTest, Eagle3ConfigIsLosslessAndDraftsWell) {
   const auto plain = run_command(drift_in_source("generate --config configs/stories260k.toml") + kPrompts);
   const auto eagle3 = run_command(drift_in_source("generate --config configs/stories260k-eagle3.toml") + kPrompts);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(eagle3.exit_code, 0) << eagle3.err;
-  const auto p = json_lines(plain.out), e = json_lines(eagle3.out);
+  nlohmann::json summary;
+  const auto p = json_lines(plain.out), e = json_lines(eagle3.out, &summary);
   ASSERT_EQ(e.size(), 2u);
   for (size_t i = 0; i < e.size(); ++i) {
     EXPECT_EQ(e[i]["output_ids"], p[i]["output_ids"]) << "prompt " << i;
@@ -65,6 +67,11 @@ TEST(SpeculationCliTest, Eagle3ConfigIsLosslessAndDraftsWell) {
     EXPECT_GT(e[i]["stats"]["speculation"]["acceptance_length"].get<double>(), 2.0) << "prompt " << i;
   }
   EXPECT_THAT(eagle3.err, ::testing::HasSubstr("plugin 'eagle3' 1.0.0"));
+  EXPECT_THAT(eagle3.err, ::testing::HasSubstr("plugin 'eagle3' will hold"));
+  EXPECT_THAT(eagle3.err, ::testing::HasSubstr("and 256 for the plugins"));  // 2 x 8 kv dims x 4 bytes a token
+  const auto& memory = summary["plugin_memory"]["eagle3"];
+  EXPECT_GT(memory["peak_bytes"].get<int64_t>(), 0) << summary.dump();
+  EXPECT_LE(memory["peak_bytes"].get<int64_t>(), memory["declared_bytes"].get<int64_t>()) << summary.dump();
 }
 
 // SuffixDecoding through the binary: the plain config's tokens; the plugin's own figures (update
