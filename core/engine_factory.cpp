@@ -80,9 +80,10 @@ void check_kv_fits_host_memory(const EngineConfig& config, int64_t pages, const 
   const int64_t ranks_here = config.engine.tensor_parallel_size == 1  ? 1
                              : config.tensor_parallel.local_ranks > 0 ? config.tensor_parallel.local_ranks
                                                                       : config.engine.tensor_parallel_size;
-  const double kv_mib =
-      (static_cast<double>(layout.total_bytes(pages)) * ranks_here + static_cast<double>(plugin_fixed_bytes)) /
-      1048576.0;
+  // Plugins run on rank 0 only.
+  const auto plugins = static_cast<double>(layout.plugin_bytes(pages));
+  const double target = static_cast<double>(layout.total_bytes(pages)) - plugins;
+  const double kv_mib = (target * ranks_here + plugins + static_cast<double>(plugin_fixed_bytes)) / 1048576.0;
   const double host_mib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE) / 1048576.0;
   if (host_mib > 0 && kv_mib > host_mib)
     fail("{}: {} asks for a {:.0f} MiB KV cache ({} pages{}), more than this machine's {:.0f} MiB of memory",
@@ -299,12 +300,14 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
   if (from_free_memory) options.num_pages = pages_for_free_memory(config, layout, *backend, plugin_memory.fixed_bytes);
   options.window_pages = layout.window_pages_for(options.num_pages);
   options.window = max_window(model);
-  spdlog::info(
-      "KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token{}{}), backend {}", options.num_pages,
-      options.block_size, layout.total_bytes(options.num_pages) / 1048576.0,
-      layout.bytes_per_page() / options.block_size,
-      layout.plugin_bytes_per_token > 0 ? fmt::format(" and {} for the plugins", layout.plugin_bytes_per_token) : "",
-      tp_size > 1 ? " on each rank" : "", backend->name());
+  const size_t plugin_share = layout.plugin_bytes(options.num_pages);
+  spdlog::info("KV cache: {} pages x {} tokens ({:.1f} MiB, {} bytes/token{}{}), backend {}", options.num_pages,
+               options.block_size, (layout.total_bytes(options.num_pages) - plugin_share) / 1048576.0,
+               layout.bytes_per_page() / options.block_size,
+               plugin_share > 0 ? fmt::format("; beside it the plugins' {} bytes/token, {:.1f} MiB",
+                                              layout.plugin_bytes_per_token, plugin_share / 1048576.0)
+                                : "",
+               tp_size > 1 ? " on each rank" : "", backend->name());
   if (options.window_pages > 0)
     spdlog::info(
         "KV cache: the {} sliding-window layers (window {}) keep only what their window sees, in {} pages of "
@@ -326,7 +329,8 @@ std::unique_ptr<Engine> Engine::from_config(const EngineConfig& config) {
     }
   } catch (const std::bad_alloc&) {
     fail("{}: out of memory allocating the KV cache ({} pages, {:.1f} MiB; {})", source, options.num_pages,
-         layout.total_bytes(options.num_pages) / 1048576.0, kv_budget_setting(config));
+         (layout.total_bytes(options.num_pages) - layout.plugin_bytes(options.num_pages)) / 1048576.0,
+         kv_budget_setting(config));
   }
   ModelRunner* runner_view = runner.runner;
   TensorParallelExecutor* parallel = runner.parallel;

@@ -39,19 +39,23 @@ const VocabularyTrie& ConstraintRegistry::vocabulary() {
 }
 
 std::shared_ptr<TokenConstraint> ConstraintRegistry::constraint(const StructuredOutput& output) {
-  if (auto* known = constraints_.find(output.key)) return *known;
+  if (auto* known = constraints_.find(output.key)) return known->constraint;
   vocabulary();
   auto made = std::make_shared<TokenConstraint>(*output.grammar, vocabulary_, end_tokens_);
   const size_t budget = exploration_budget(made->mask_bytes());
-  constraints_.add(output.key, made);
+  constraints_.add(output.key, Entry{made, budget});
   workers_.explore(made, budget);
   return made;
 }
 
 size_t ConstraintRegistry::exploration_budget(size_t mask_bytes) {
-  size_t cached = 0;
-  constraints_.for_each([&](const std::shared_ptr<TokenConstraint>& c) { cached += c->cached_masks() * mask_bytes; });
-  const size_t room = cached < kCachedBytes ? kCachedBytes - cached : 0;
+  if (workers_.threads() == 0) return 0;  // nobody would explore
+  // Each cached grammar's masks, or what its exploration may still compute when more: several
+  // schemas compiled in one step must not each count on the room none has filled yet.
+  size_t held = 0;
+  constraints_.for_each(
+      [&](const Entry& e) { held += std::max(e.constraint->cached_masks(), e.explored) * mask_bytes; });
+  const size_t room = held < kCachedBytes ? kCachedBytes - held : 0;
   return std::min({explored_masks_, kExploredBytes / mask_bytes, room / mask_bytes});
 }
 

@@ -50,8 +50,13 @@ class ConstraintRegistry {
   size_t explored_masks_;
   std::future<std::shared_ptr<const VocabularyTrie>> building_;  // until vocabulary() takes it
   std::shared_ptr<const VocabularyTrie> vocabulary_;
-  // Kept after their requests finish (a request still using one keeps its shared_ptr).
-  LruMap<std::shared_ptr<TokenConstraint>> constraints_{64};
+  // Kept after their requests finish (a request still using one keeps its shared_ptr), each with
+  // the masks its exploration was given.
+  struct Entry {
+    std::shared_ptr<TokenConstraint> constraint;
+    size_t explored = 0;
+  };
+  LruMap<Entry> constraints_{64};
   MaskWorkers workers_;  // last: stopped before the constraints go (its jobs hold their own references)
 };
 

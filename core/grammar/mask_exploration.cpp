@@ -22,11 +22,14 @@ std::optional<StateId> MaskExploration::take() {
 
 void MaskExploration::explored(StateId state, std::span<const std::pair<StateId, int32_t>> successors) {
   --computing_;
+  // Tokens that stay in `state` (a string's characters, unbounded) are left out: the likelihood
+  // is of where a request goes when it leaves, or a loop's exit would rank below everything.
   double tokens = 0;
-  for (const auto& [next, count] : successors) tokens += count;
+  for (const auto& [next, count] : successors)
+    if (next != state) tokens += count;
   const double likelihood = found_.at(state);
   for (const auto& [next, count] : successors) {
-    if (count <= 0 || found_.contains(next)) continue;
+    if (count <= 0 || next == state || found_.contains(next)) continue;
     const double next_likelihood = likelihood + std::log(count / tokens);
     found_.emplace(next, next_likelihood);
     frontier_.emplace(next_likelihood, next);

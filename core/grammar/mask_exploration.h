@@ -7,10 +7,11 @@
 // states.
 //
 // From the start state outwards, most likely first: a state's likelihood is the product, along the
-// path that found it, of the share of the allowed tokens leading on -- what a request drawing
-// among the allowed tokens alike would reach -- so a string's plain characters come before its
-// escape and multi-byte states. Stops after `max_states` states: a schema with bounded strings has
-// thousands, most of them rarely visited. Not thread-safe: MaskWorkers guards it with its lock.
+// path that found it, of the share of the allowed tokens leading on (to another state: a loop's
+// tokens are left out) -- what a request drawing among the allowed tokens alike would reach -- so
+// a string's plain characters come before its escape and multi-byte states. Stops after `max_states` states: a schema
+// with bounded strings has thousands, most of them rarely visited. Not thread-safe: MaskWorkers guards it with its
+// lock.
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -39,6 +40,7 @@ class MaskExploration {
   bool finished() const;
   // The constraint, or nullptr once nothing else holds it.
   std::shared_ptr<TokenConstraint> constraint() const { return constraint_.lock(); }
+  bool expired() const { return constraint_.expired(); }
   size_t taken() const { return taken_; }
 
  private:

@@ -62,16 +62,22 @@ std::optional<MaskWorkers::Job> MaskWorkers::take_job() {
 
 // From the newest exploration that has a state to give; those whose grammar is gone, or that are
 // done, are dropped on the way.
+// A grammar is only held here for a job's sake: the job releases it outside the lock, so a last
+// reference never destroys its masks under the lock.
 std::optional<MaskWorkers::Job> MaskWorkers::take_exploring_job() {
   for (auto it = explorations_.begin(); it != explorations_.end();) {
-    std::shared_ptr<TokenConstraint> constraint = (*it)->constraint();
-    std::optional<StateId> state = constraint ? (*it)->take() : std::nullopt;
-    if (state) return Job{std::move(constraint), *state, *it};
-    if (!constraint || (*it)->finished()) {
-      it = explorations_.erase(it);
-    } else {
-      ++it;  // its states are being computed: their successors may come
+    MaskExploration& exploration = **it;
+    if (!exploration.expired()) {
+      if (std::optional<StateId> state = exploration.take()) {
+        if (std::shared_ptr<TokenConstraint> constraint = exploration.constraint())
+          return Job{std::move(constraint), *state, *it};
+        exploration.explored(*state, {});  // gone since the check above
+      } else if (!exploration.finished()) {
+        ++it;  // its states are being computed: their successors may come
+        continue;
+      }
     }
+    it = explorations_.erase(it);
   }
   return std::nullopt;
 }

@@ -38,6 +38,10 @@ struct KVLayout {
   }
   // Both pools' bytes with `main_pages` pages in the main pool, the plugins' share included.
   size_t total_bytes(int64_t main_pages) const;
+  // The plugins' share alone.
+  size_t plugin_bytes(int64_t main_pages) const {
+    return static_cast<size_t>(main_pages) * block_size * static_cast<size_t>(plugin_bytes_per_token);
+  }
   // The most main-pool pages whose pools together fit `bytes`.
   int64_t pages_for_budget(size_t bytes) const;
   int64_t pages_for_tokens(int64_t tokens) const { return (tokens + block_size - 1) / block_size; }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -295,7 +296,8 @@ int64_t own_pages(const drift_attention_args_t* args, int64_t pool_slots, std::v
   if (block <= 0) invalid("args->kv_block_size = {} must be positive with args->kv_pages", block);
   if (pool_slots % block != 0)
     invalid("args->k holds {} slots, not whole pages of args->kv_block_size = {}", pool_slots, block);
-  if (len < 0) invalid("args->kv_len = {} is negative", len);
+  if (len < 0 || len > std::numeric_limits<int32_t>::max())
+    invalid("args->kv_len = {} is outside 0..{}", len, std::numeric_limits<int32_t>::max());
   const int64_t needed = (len + block - 1) / block;
   if (args->num_kv_pages < needed)
     invalid("args->num_kv_pages = {} pages of {} cannot hold args->kv_len = {} positions", args->num_kv_pages, block,

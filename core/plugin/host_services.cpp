@@ -67,11 +67,10 @@ drift_status_t tensor_alloc(void* ctx, int32_t dtype, int32_t ndim, const int64_
   if (!out || ndim < 0 || ndim > DRIFT_MAX_DIMS || (ndim > 0 && !shape))
     return DRIFT_ERROR_INVALID_ARGUMENT;
   std::span<const int64_t> dims(shape, static_cast<size_t>(ndim));
-  int64_t elements = 1;
-  for (int64_t d : dims) elements = d < 0 ? -1 : elements * d;
-  if (elements < 0) return DRIFT_ERROR_INVALID_ARGUMENT;
-  if (!c.may_hold(elements * static_cast<int64_t>(drift_dtype_size(dtype)), "tensor_alloc"))
-    return DRIFT_ERROR_OUT_OF_MEMORY;
+  int64_t bytes = static_cast<int64_t>(drift_dtype_size(dtype));
+  for (int64_t d : dims)  // a negative dimension, or a size past int64, is no tensor
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes)) return DRIFT_ERROR_INVALID_ARGUMENT;
+  if (!c.may_hold(bytes, "tensor_alloc")) return DRIFT_ERROR_OUT_OF_MEMORY;
   const auto& callback = c.state().callbacks.tensor_alloc;
   drift_status_t status = callback ? shield(c, "tensor_alloc", [&] { return callback(dtype, dims, out); })
                                    : alloc_host_tensor(dtype, dims, out);
@@ -227,7 +226,7 @@ bool PluginContext::untrack(const void* data) {
 }
 
 bool PluginContext::may_hold(int64_t more, const char* service) const {
-  if (memory_limit_ < 0 || live_bytes_ + more <= memory_limit_) return true;
+  if (memory_limit_ < 0 || more <= memory_limit_ - live_bytes_) return true;
   spdlog::error(
       "[plugin {}] {} of {} bytes refused: it would hold {} bytes, more than the {} it declared "
       "(declare_memory)",

@@ -101,7 +101,10 @@ void create_instance(LoadedPlugin& p, const std::string& settings, int64_t num_l
 PluginMemory ask_memory(LoadedPlugin& p, const std::string& settings) {
   drift_memory_needs_t needs{};
   needs.struct_size = sizeof(needs);
-  if (auto why = guarded_call([&] { return p.desc.declare_memory(p.context->api(), settings.c_str(), &needs); })) {
+  p.context->set_memory_limit(0);  // nothing may be allocated before create
+  const auto why = guarded_call([&] { return p.desc.declare_memory(p.context->api(), settings.c_str(), &needs); });
+  p.context->set_memory_limit(-1);
+  if (why) {
     const std::string& said = p.context->last_error();
     fail("{}{}", *why, said.empty() ? "" : ": " + said);
   }
@@ -307,6 +310,14 @@ void PluginHost::fallback(LoadedPlugin& p, const char* hook, std::span<const dri
   p.disabled_requests.insert(seqs.begin(), seqs.end());
   spdlog::warn("[fallback] plugin '{}' hook {} {}; request{} {} continue{} without it", p.info.name, hook, reason,
                seqs.size() == 1 ? "" : "s", fmt::join(seqs, ", "), seqs.size() == 1 ? "s" : "");
+}
+
+void PluginHost::refuse_output(LoadedPlugin& p, const char* hook, drift_seq_id_t seq, const std::string& reason) {
+  fallback(p, hook, std::span(&seq, 1), reason);
+  if (!p.desc.on_request_finish) return;
+  if (auto why = guarded_call([&] { return p.desc.on_request_finish(p.instance, seq, DRIFT_FINISH_ABORT); }))
+    spdlog::warn("plugin '{}' hook on_request_finish {} (request {}, after its {} was refused)", p.info.name, *why, seq,
+                 hook);
 }
 
 std::vector<drift_page_id_t> PluginHost::disable(LoadedPlugin& p, const char* hook, const std::string& reason) {

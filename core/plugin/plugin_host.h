@@ -136,6 +136,10 @@ class PluginHost {
   bool provides_drafts(const LoadedPlugin& p, const RequestInfo& request) const;
   void fallback(LoadedPlugin& plugin, const char* hook, std::span<const drift_seq_id_t> seqs,
                 const std::string& reason);
+  // A result the host refused although the hook succeeded (an invalid tree or view, an input field
+  // changed): the plugin still holds the request's state, so after the [fallback] it hears that
+  // the request goes on without it (on_request_finish, DRIFT_FINISH_ABORT).
+  void refuse_output(LoadedPlugin& plugin, const char* hook, drift_seq_id_t seq, const std::string& reason);
   std::vector<drift_page_id_t> disable(LoadedPlugin& plugin, const char* hook, const std::string& reason);
   // Guarded call of one hook for one request; false (and a [fallback] line) when it failed.
   void propose_with(LoadedPlugin& plugin, const StepInfo& step, std::span<const DraftRequest> requests,

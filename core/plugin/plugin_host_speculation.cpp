@@ -167,11 +167,14 @@ void PluginHost::propose_with(LoadedPlugin& p, const StepInfo& step, std::span<c
   for (const TreeSlot& s : slots) {
     DraftTree tree;
     std::string bad = s.inputs_intact();
-    if (bad.empty()) bad = s.tree.status != DRIFT_OK ? failed_status(s.tree.status) : s.read(state_->model_info.vocab_size, tree);
+    const bool failed = bad.empty() && s.tree.status != DRIFT_OK;  // the plugin failed it (and dropped it)
+    if (bad.empty()) bad = failed ? failed_status(s.tree.status) : s.read(state_->model_info.vocab_size, tree);
     if (bad.empty())
       trees[s.index] = std::move(tree);
-    else
+    else if (failed)
       fallback(p, "on_propose", std::span(&s.seq, 1), bad);
+    else
+      refuse_output(p, "on_propose", s.seq, bad);
   }
 }
 
@@ -225,14 +228,17 @@ std::vector<KvView> PluginHost::choose_kv_view(const StepInfo& step, std::span<c
     KvView chosen;
     chosen.seq = s.seq;
     chosen.keep_queries = keep_queries;
+    const bool failed = bad.empty() && s.view.status != DRIFT_OK;  // the plugin failed it (and dropped it)
     if (bad.empty())
-      bad = s.view.status != DRIFT_OK            ? failed_status(s.view.status)
+      bad = failed                               ? failed_status(s.view.status)
             : s.view.mode == DRIFT_KV_VIEW_PAGES ? s.read_lists(m, chosen)
                                                  : fmt::format("chose unknown view mode {}", s.view.mode);
     if (bad.empty())
       views[s.index] = std::move(chosen);
-    else
+    else if (failed)
       fallback(*p, "on_choose_kv_view", std::span(&s.seq, 1), bad);
+    else
+      refuse_output(*p, "on_choose_kv_view", s.seq, bad);
   }
   return views;
 }

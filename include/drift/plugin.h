@@ -65,6 +65,10 @@
  * get on_request_finish(DRIFT_FINISH_ABORT) for a request that goes on decoding without it (the
  * host's adaptive speculation stopped drafting for it: the provider's per-step work, such as a
  * draft model following the target, no longer paid): no further hook for that request reaches it.
+ * 1.4: so does any plugin whose tree or view the host refused although the hook returned DRIFT_OK
+ * with the sequence's status OK (an invalid tree or view, an input field changed): after its
+ * "[fallback]" line the plugin gets on_request_finish(DRIFT_FINISH_ABORT) for that request, so it
+ * can drop what it holds for it.
  *
  * Threading: the host calls hooks of one instance from one thread at a time, never
  * concurrently. Host services MUST only be called from inside a hook (or create/destroy), on
@@ -557,11 +561,11 @@ typedef struct drift_plugin_t {
   /* 1.4, optional, any kind. Called once before create, before the engine sizes its KV pool:
    * what the plugin will hold in device memory (drift_memory_needs_t), from its settings and
    * the model. host->model_info's num_pages is 0 here (not sized yet; create sees the final
-   * value); only log, model_info and the get_setting_* services may be called. The engine
-   * budgets what is declared: with kv_cache.memory_mb the per-token bytes come out of that
-   * budget, with memory_fraction the fixed bytes too. What a plugin that declared allocates
-   * beyond fixed_bytes + bytes_per_kv_token * num_pages * block_size is refused
-   * (DRIFT_ERROR_OUT_OF_MEMORY). An error disables the plugin for the engine's lifetime. */
+   * value); only log, model_info and the get_setting_* services may be called (tensor_alloc is
+   * refused). The engine budgets what is declared: with kv_cache.memory_mb the per-token bytes
+   * come out of that budget, with memory_fraction the fixed bytes too. What a plugin that
+   * declared allocates beyond fixed_bytes + bytes_per_kv_token * num_pages * block_size is
+   * refused (DRIFT_ERROR_OUT_OF_MEMORY). An error disables the plugin for the engine's lifetime. */
   drift_status_t (*declare_memory)(const drift_host_api_t* host, const char* settings_toml,
                                    drift_memory_needs_t* needs);
   /* Fields appended in later 1.x minors go here. */

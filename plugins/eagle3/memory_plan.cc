@@ -25,15 +25,25 @@ int64_t weight_bytes(const std::string& checkpoint, int32_t act) {
   return bytes;
 }
 
-// Nodes one sequence expands in one tree level, and the widest top-k a node asks for.
+// The most nodes one sequence expands in one tree level (TreeSearch::next_expansions: a chain's
+// newest node; a dynamic tree's topk best of its newest level, whatever the verify budget; a
+// static tree's nodes of one depth), and the widest top-k a node asks for (a static tree's
+// largest child rank + 1).
 int64_t level_nodes(const TreeShape& shape) {
   switch (shape.kind) {
     case TreeKind::Chain:
       return 1;
     case TreeKind::Dynamic:
       return shape.topk;
-    case TreeKind::Static:
-      return static_cast<int64_t>(shape.choices.size());
+    case TreeKind::Static: {
+      std::vector<int64_t> per_depth;
+      for (const auto& path : shape.choices) {
+        if (path.empty()) continue;
+        if (per_depth.size() < path.size()) per_depth.resize(path.size(), 0);
+        ++per_depth[path.size() - 1];
+      }
+      return per_depth.empty() ? 1 : *std::max_element(per_depth.begin(), per_depth.end());
+    }
   }
   return 1;
 }
@@ -50,7 +60,12 @@ int64_t tree_rows(const TreeShape& shape) {
   return shape.depth;
 }
 int64_t widest_top_k(const TreeShape& shape) {
-  return shape.kind == TreeKind::Chain ? 1 : std::max<int64_t>(shape.topk, static_cast<int64_t>(shape.choices.size()));
+  if (shape.kind == TreeKind::Chain) return 1;
+  if (shape.kind == TreeKind::Dynamic) return shape.topk;
+  int64_t widest = 1;
+  for (const auto& path : shape.choices)
+    if (!path.empty()) widest = std::max<int64_t>(widest, path.back() + 1);
+  return widest;
 }
 
 std::vector<WorkspaceRole> workspace_roles(const HeadConfig& c, const Settings& s, const drift_model_info_t& m) {
@@ -59,7 +74,7 @@ std::vector<WorkspaceRole> workspace_roles(const HeadConfig& c, const Settings& 
   const int64_t Q = c.num_heads * c.head_dim, KV = c.num_kv_heads * c.head_dim;
   const int64_t batch = std::max<int64_t>(m.max_batch_size, 1);
   const int64_t ext = s.extension_rows;  // an extension window
-  const int64_t level = batch * std::min<int64_t>(level_nodes(s.shape), std::max<int64_t>(m.max_draft_tokens, 1));
+  const int64_t level = batch * level_nodes(s.shape);
   const int64_t forward = std::max(ext, level);   // rows of one head forward
   const int64_t picked = std::max(batch, level);  // rows of one top-k: the roots, or a level
   const int64_t k = std::min(widest_top_k(s.shape), V);

@@ -5,7 +5,8 @@
 //  - the head's weights (what its checkpoint stores, in the activation dtype);
 //  - the draft forward's workspace: each buffer at the most rows one call can bring (an extension
 //    window of extension_rows; a tree level of max_batch_size sequences, each expanding at most
-//    its shape's nodes per level; the roots of max_batch_size sequences);
+//    its shape's nodes per level, whatever the verify budget; the roots of max_batch_size
+//    sequences);
 //  - the draft KV pool, in pages of the engine's block size: one slot per token the engine's pool
 //    holds (bytes_per_kv_token, which the engine counts with its pages), plus, per sequence, the
 //    draft tree's rows and a partly filled page (fixed).
@@ -39,8 +40,7 @@ struct MemoryPlan {
 };
 
 // `checkpoint`: the head's folder (its model.safetensors header gives the weights' sizes);
-// `model`: the engine's description (activation dtype, block size, max_batch_size and
-// max_draft_tokens of ABI 1.4).
+// `model`: the engine's description (activation dtype, block size, max_batch_size of ABI 1.4).
 MemoryPlan plan_memory(const HeadConfig& config, const Settings& settings, const drift_model_info_t& model,
                        const std::string& checkpoint);
 

@@ -3,12 +3,16 @@
 // of drift_draft_tree_t / drift_kv_view_t (one plugin per case, plugins/bad_speculation.c) costs
 // the request it concerns its speculation, with ONE [fallback] line naming plugin, request and
 // reason. The output is exactly the non-speculative output, the other request keeps speculating,
-// and no page leaks. (Overwriting seq_id or max_pages used to crash the engine with SIGSEGV.)
+// and no page leaks. (Overwriting seq_id or max_pages used to crash the engine with SIGSEGV.) A
+// plugin whose hook succeeded but whose result was refused is told the request goes on without it
+// (on_request_finish ABORT, ABI 1.4), so it can drop the request's state; one that failed the hook
+// itself hears nothing more of it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "abi_test_util.h"
 #include "core/engine.h"
+#include "core/plugin/engine_plugins.h"
 #include "support/speculation.h"
 #include "support/test_data.h"
 
@@ -63,6 +67,11 @@ TEST_P(SpeculationFallbackTest, OneLineThenThePlainOutput) {
   }
   EXPECT_GT(runs[1].stats.speculation.draft_tokens, 0) << "the other request keeps speculating";
   EXPECT_EQ(engine->kv().num_free_pages(), engine->kv().num_pages());
+  const PluginHost& host = engine->plugins()->host();
+  const bool hook_failed = std::string(bad.name) == "hook_fails";
+  EXPECT_EQ(test::calls(host, "bad", "on_request_finish(abort)", 0), hook_failed ? 0 : 1);
+  EXPECT_EQ(test::calls(host, "bad", "on_request_finish", 0), 0) << "nothing after the fallback";
+  EXPECT_EQ(test::calls(host, "bad", "on_request_finish", 1), 1) << "the other request ends as usual";
 }
 
 // Hybrid drafting: a request whose [speculative] provider failed it goes on with the configured

@@ -68,7 +68,7 @@ TEST(SpeculationCliTest, Eagle3ConfigIsLosslessAndDraftsWell) {
   }
   EXPECT_THAT(eagle3.err, ::testing::HasSubstr("plugin 'eagle3' 1.0.0"));
   EXPECT_THAT(eagle3.err, ::testing::HasSubstr("plugin 'eagle3' will hold"));
-  EXPECT_THAT(eagle3.err, ::testing::HasSubstr("and 256 for the plugins"));  // 2 x 8 kv dims x 4 bytes a token
+  EXPECT_THAT(eagle3.err, ::testing::HasSubstr("the plugins' 256 bytes/token"));  // 2 x 8 kv dims x 4 bytes
   const auto& memory = summary["plugin_memory"]["eagle3"];
   EXPECT_GT(memory["peak_bytes"].get<int64_t>(), 0) << summary.dump();
   EXPECT_LE(memory["peak_bytes"].get<int64_t>(), memory["declared_bytes"].get<int64_t>()) << summary.dump();

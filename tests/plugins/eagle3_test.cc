@@ -255,12 +255,15 @@ TEST(Eagle3, PrefixCacheOnStaysExactAndStillDrafts) {
 // inside its declaration through a batched run with every tree shape, outputs exact.
 TEST(Eagle3, HoldsWhatItDeclaresAndTheKvPoolMakesRoomForIt) {
   const std::vector<Tokens> prompts = golden_prompts();
-  for (const char* settings :
-       {"tree = \"chain\"\ndepth = 4", "tree = \"dynamic\"\ndepth = 4\ntopk = 3\nnum_nodes = 8"}) {
+  // A dynamic tree expanding more nodes a level than the verify budget, and a static tree of sparse
+  // child ranks (its top-k as wide as its largest rank), as well as the chain.
+  for (const auto& [settings, budget] : {std::pair<const char*, int64_t>{"tree = \"chain\"\ndepth = 4", 8},
+                                         {"tree = \"dynamic\"\ndepth = 3\ntopk = 8", 4},
+                                         {"tree = \"static\"\nchoices = [[0], [7], [0, 0], [0, 1], [7, 0]]", 5}}) {
     EngineConfig plain = base_config();
     plain.kv_cache.num_pages = 0;
     plain.kv_cache.memory_mb = 4;
-    EngineConfig config = eagle3_config(settings, 8);
+    EngineConfig config = eagle3_config(settings, budget);
     config.kv_cache = plain.kv_cache;
     auto engine = Engine::from_config(config);
     const int64_t plain_pages = Engine::from_config(plain)->kv().num_pages();

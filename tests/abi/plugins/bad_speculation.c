@@ -106,12 +106,32 @@ static drift_status_t choose_view(void* instance, const drift_step_t* step, drif
   return DRIFT_OK;
 }
 
-static const drift_plugin_t descriptor = {
-    sizeof(drift_plugin_t), DRIFT_ABI_MAJOR, DRIFT_ABI_MINOR, "bad_speculation", "1.0.0",
-    DRIFT_KIND_DRAFT_PROVIDER | DRIFT_KIND_VERIFICATION_POLICY,
-    test_create, test_destroy, test_get_extension, NULL,
-    test_on_request_start, NULL, test_on_accept, test_on_rewind,
-    propose, choose_view, NULL, NULL, NULL, NULL, NULL};
+static drift_status_t on_request_finish(void* instance, drift_seq_id_t seq, int32_t reason) {
+  test_record(instance, reason == DRIFT_FINISH_ABORT ? "on_request_finish(abort)" : "on_request_finish", seq);
+  return DRIFT_OK;
+}
+
+static const drift_plugin_t descriptor = {sizeof(drift_plugin_t),
+                                          DRIFT_ABI_MAJOR,
+                                          DRIFT_ABI_MINOR,
+                                          "bad_speculation",
+                                          "1.0.0",
+                                          DRIFT_KIND_DRAFT_PROVIDER | DRIFT_KIND_VERIFICATION_POLICY,
+                                          test_create,
+                                          test_destroy,
+                                          test_get_extension,
+                                          NULL,
+                                          test_on_request_start,
+                                          on_request_finish,
+                                          test_on_accept,
+                                          test_on_rewind,
+                                          propose,
+                                          choose_view,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 
 DRIFT_EXPORT const drift_plugin_t* drift_plugin_get(const drift_host_api_t* host, uint32_t version) {
   (void)host;

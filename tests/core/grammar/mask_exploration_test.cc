@@ -55,6 +55,24 @@ TEST(MaskExplorationTest, LikeliestStatesComeFirstNotBreadthFirst) {
   EXPECT_EQ(exploration.taken(), 3 + rest.size());
 }
 
+// A loop's tokens (a string's characters) do not count against its exit: a state L that stays in
+// itself on 1000 tokens and leaves on 1 reaches its exit E with L's whole likelihood, before a
+// state Z the start reaches on 1 token in 11.
+TEST(MaskExplorationTest, ALoopsExitComesWithTheLoopsLikelihood) {
+  auto c = toy_constraint();
+  const StateId start = c->start(), loop = 1001, exit = 1002, other = 1003;
+  MaskExploration exploration(c, 16);
+  ASSERT_EQ(exploration.take(), start);
+  const std::pair<StateId, int32_t> from_start[] = {{loop, 10}, {other, 1}};
+  exploration.explored(start, from_start);
+  ASSERT_EQ(exploration.take(), loop);
+  const std::pair<StateId, int32_t> from_loop[] = {{loop, 1000}, {exit, 1}};
+  exploration.explored(loop, from_loop);
+  EXPECT_EQ(exploration.take(), exit);
+  EXPECT_EQ(exploration.take(), other);
+  EXPECT_FALSE(exploration.take());  // the loop is not queued again
+}
+
 TEST(MaskExplorationTest, StopsAtItsBudgetAndIsNotFinishedWhileAStateIsComputed) {
   auto c = toy_constraint();
   MaskExploration exploration(c, 2);
@@ -63,9 +81,10 @@ TEST(MaskExplorationTest, StopsAtItsBudgetAndIsNotFinishedWhileAStateIsComputed)
   EXPECT_FALSE(exploration.take());      // nothing known beyond the start yet
   EXPECT_FALSE(exploration.finished());  // the start's successors may come
   exploration.explored(*start, c->weighted_successors(*start));
-  ASSERT_TRUE(exploration.take());
-  EXPECT_FALSE(exploration.take());  // the budget: two states
-  exploration.explored(*start, {});  // a state that failed to compute adds nothing
+  const std::optional<StateId> second = exploration.take();
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(exploration.take());   // the budget: two states
+  exploration.explored(*second, {});  // a state that failed to compute adds nothing
   EXPECT_TRUE(exploration.finished());
   EXPECT_FALSE(MaskExploration(c, 0).take());
 }
@@ -97,16 +116,24 @@ TEST(MaskWorkersTest, ExploringComputesTheBudgetsMasksStartingFromTheStart) {
   EXPECT_EQ(unexplored->cached_masks(), 0u);
 }
 
+// Dropped at once, the grammar goes with the masks of the few states workers had already taken
+// (its deleter counts them), not with the 1024 the exploration was given.
 TEST(MaskWorkersTest, AGrammarNothingElseHoldsIsNotKeptAliveByItsExploration) {
   const auto tokenizer = load_tokenizer(test::smollm2_model_dir());
-  auto c = std::make_shared<TokenConstraint>(json_schema_grammar(std::string_view(kSchema)),
-                                             smollm2_vocabulary(*tokenizer), std::vector<int32_t>{});
+  size_t masks_when_dropped = 0;
+  std::shared_ptr<TokenConstraint> c(
+      new TokenConstraint(json_schema_grammar(std::string_view(kSchema)), smollm2_vocabulary(*tokenizer), {}),
+      [&](TokenConstraint* dying) {
+        masks_when_dropped = dying->cached_masks();
+        delete dying;
+      });
   const std::weak_ptr<TokenConstraint> held = c;
   MaskWorkers workers(2);
   workers.explore(c, 1024);
   c.reset();
   workers.wait_idle();  // returns: the exploration is dropped, not waited out
   EXPECT_TRUE(held.expired());
+  EXPECT_LE(masks_when_dropped, 8u);
 }
 
 TEST(ConstraintRegistryTest, ANewGrammarIsExploredWithinTheBudgetLeft) {
@@ -119,16 +146,22 @@ TEST(ConstraintRegistryTest, ANewGrammarIsExploredWithinTheBudgetLeft) {
 
   ConstraintRegistry registry(*tokenizer, tokenizer->vocab_size(), {2}, 1, 32);
   const auto explored = registry.constraint(*schema);
-  registry.workers().wait_idle();
+  // Budgets for masks of other sizes: the per-grammar bytes, then the room the 32 masks leave --
+  // counted from the moment they are promised, before the worker has computed any.
+  constexpr size_t kMiB = size_t{1} << 20;
+  for (int checked_after_the_worker : {0, 1}) {
+    if (checked_after_the_worker) registry.workers().wait_idle();
+    EXPECT_EQ(registry.exploration_budget(1024), 32u);  // the configured count
+    EXPECT_EQ(registry.exploration_budget(4 * kMiB), ConstraintRegistry::kExploredBytes / (4 * kMiB));
+    // 7.75 MiB masks: two fit the per-grammar bytes, but 32 of them leave 8 MiB of the registry's 256.
+    EXPECT_EQ(registry.exploration_budget(7936 * 1024), 1u);
+    EXPECT_EQ(registry.exploration_budget(8 * kMiB), 0u);  // 32 x 8 MiB fill it
+  }
   EXPECT_EQ(explored->cached_masks(), 32u);
   EXPECT_EQ(registry.constraint(*schema), explored);  // compiled and explored once
-  // Budgets for masks of other sizes: the per-grammar bytes, then the room the 32 masks leave.
-  constexpr size_t kMiB = size_t{1} << 20;
-  EXPECT_EQ(registry.exploration_budget(1024), 32u);  // the configured count
-  EXPECT_EQ(registry.exploration_budget(4 * kMiB), ConstraintRegistry::kExploredBytes / (4 * kMiB));
-  // 7.75 MiB masks: two fit the per-grammar bytes, but 32 of them leave 8 MiB of the registry's 256.
-  EXPECT_EQ(registry.exploration_budget(7936 * 1024), 1u);
-  EXPECT_EQ(registry.exploration_budget(8 * kMiB), 0u);  // 32 x 8 MiB fill it
+  EXPECT_EQ(off.exploration_budget(1024), 0u);        // grammar_explored_masks = 0
+  ConstraintRegistry no_workers(*tokenizer, tokenizer->vocab_size(), {2}, 0);
+  EXPECT_EQ(no_workers.exploration_budget(1024), 0u);  // nothing promised where no worker would explore
 }
 
 }  // namespace
