@@ -19,6 +19,19 @@ void require_loaded(const std::vector<PluginEntry>& entries, const std::vector<P
            loaded[i].name, loaded[i].error);
 }
 
+// The plugins as preload_plugins leaves them: loaded by from_config before it sized the pool, or
+// here for an engine built around its own executor (its pool is sized already, so what the
+// plugins declare only caps them).
+std::unique_ptr<PluginHost> loaded_plugins(std::unique_ptr<PluginHost> preloaded, const EngineConfig& config,
+                                           const ModelConfig& model, const EngineParts& parts) {
+  if (preloaded) return preloaded;
+  PluginMemory declared;
+  return preload_plugins(
+      config,
+      engine_model_info(config, model, parts.special, parts.kv.block_size(), 0, parts.device, parts.activation_dtype),
+      declared);
+}
+
 }  // namespace
 
 drift_model_info_t engine_model_info(const EngineConfig& config, const ModelConfig& model, const SpecialTokens& special,
@@ -47,7 +60,7 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
       executor_(parts.executor),
       stream_(parts.stream),
       state_(parts.lookup, parts.kv, parts.scheduler, parts.executor),
-      owned_host_(preloaded ? std::move(preloaded) : std::make_unique<PluginHost>()),
+      owned_host_(loaded_plugins(std::move(preloaded), config, model, parts)),
       host_(*owned_host_),
       cache_metrics_(parts.cache_metrics),
       draft_timing_(parts.draft_timing) {
@@ -57,7 +70,6 @@ EnginePlugins::EnginePlugins(const EngineConfig& config, const ModelConfig& mode
   if (install_services) install_services(host_.callbacks());
   host_.set_model_info(engine_model_info(config, model, parts.special, kv_.block_size(), kv_.num_pages(), parts.device,
                                          parts.activation_dtype));
-  if (host_.plugins().empty() && !config.plugins.empty()) host_.load_all(config.plugins, /*create=*/false);
   host_.create_all(config.plugins);
   require_loaded(config.plugins, host_.plugins());
   host_.select(config.speculative.enabled ? config.speculative.draft_provider : "", config.speculative.verification,

@@ -60,8 +60,8 @@ class EnginePlugins final : public SchedulerObserver {
   // already load weights.
   using ServiceInstaller = std::function<void(HostCallbacks&)>;
 
-  // `preloaded`: the plugins already loaded and asked for their memory (preload_plugins), created
-  // here; null: loaded and created here.
+  // `preloaded`: the plugins already loaded and asked for their memory (preload_plugins); null:
+  // loaded and asked here. Either way they are created here.
   EnginePlugins(const EngineConfig& config, const ModelConfig& model, EngineParts parts,
                 const ServiceInstaller& install_services, std::unique_ptr<PluginHost> preloaded = nullptr);
   ~EnginePlugins() override;  // hands every page cache managers still hold back to the KV cache

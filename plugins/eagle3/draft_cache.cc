@@ -39,9 +39,16 @@ bool DraftCache::reserve(int64_t rows) {
 
 void DraftCache::write(int64_t first, const drift_tensor_t& k, const drift_tensor_t& v) const {
   const int64_t block = pool_.block_size(), count = k.shape[0];
-  for (int64_t done = 0; done < count;) {  // one copy per page the rows fall in
+  // One copy per run of consecutive pool pages the rows fall in (a pool hands pages out in order,
+  // so a long prefill window is usually one copy, not one a page: each is a device copy on CUDA).
+  for (int64_t done = 0; done < count;) {
     const int64_t row = first + done, within = row % block;
-    const int64_t n = std::min(count - done, block - within);
+    auto page = static_cast<size_t>(row / block);
+    int64_t n = std::min(count - done, block - within);
+    while (done + n < count && pages_.at(page + 1) == pages_[page] + 1) {
+      ++page;
+      n = std::min(count - done, n + block);
+    }
     const int64_t slot = static_cast<int64_t>(pages_.at(static_cast<size_t>(row / block))) * block + within;
     pool_.host().copy(rows(k, done, n), rows(pool_.keys(), slot, n));
     pool_.host().copy(rows(v, done, n), rows(pool_.values(), slot, n));

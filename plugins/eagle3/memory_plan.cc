@@ -25,47 +25,34 @@ int64_t weight_bytes(const std::string& checkpoint, int32_t act) {
   return bytes;
 }
 
-// The most nodes one sequence expands in one tree level (TreeSearch::next_expansions: a chain's
-// newest node; a dynamic tree's topk best of its newest level, whatever the verify budget; a
-// static tree's nodes of one depth), and the widest top-k a node asks for (a static tree's
-// largest child rank + 1).
-int64_t level_nodes(const TreeShape& shape) {
+// What one sequence's draft tree can ask of the head, by its shape (TreeSearch):
+//  - level_nodes: nodes expanded in one level (a chain's newest node; a dynamic tree's topk best
+//    of its newest level, whatever the verify budget; a static tree's nodes of one depth);
+//  - rows: rows written past the committed ones (every node expanded);
+//  - top_k: the widest top-k a node asks for (a static tree's largest child rank + 1).
+struct TreeBounds {
+  int64_t level_nodes = 1, rows = 1, top_k = 1;
+};
+
+TreeBounds tree_bounds(const TreeShape& shape) {
   switch (shape.kind) {
     case TreeKind::Chain:
-      return 1;
+      return {1, shape.depth, 1};
     case TreeKind::Dynamic:
-      return shape.topk;
+      return {shape.topk, static_cast<int64_t>(shape.depth) * shape.topk, shape.topk};
     case TreeKind::Static: {
+      TreeBounds b{1, static_cast<int64_t>(shape.choices.size()), 1};
       std::vector<int64_t> per_depth;
       for (const auto& path : shape.choices) {
         if (path.empty()) continue;
         if (per_depth.size() < path.size()) per_depth.resize(path.size(), 0);
-        ++per_depth[path.size() - 1];
+        b.level_nodes = std::max(b.level_nodes, ++per_depth[path.size() - 1]);
+        b.top_k = std::max<int64_t>(b.top_k, path.back() + 1);
       }
-      return per_depth.empty() ? 1 : *std::max_element(per_depth.begin(), per_depth.end());
+      return b;
     }
   }
-  return 1;
-}
-// Rows one sequence's draft tree writes past its committed ones: every node it expands.
-int64_t tree_rows(const TreeShape& shape) {
-  switch (shape.kind) {
-    case TreeKind::Chain:
-      return shape.depth;
-    case TreeKind::Dynamic:
-      return static_cast<int64_t>(shape.depth) * shape.topk;
-    case TreeKind::Static:
-      return static_cast<int64_t>(shape.choices.size());
-  }
-  return shape.depth;
-}
-int64_t widest_top_k(const TreeShape& shape) {
-  if (shape.kind == TreeKind::Chain) return 1;
-  if (shape.kind == TreeKind::Dynamic) return shape.topk;
-  int64_t widest = 1;
-  for (const auto& path : shape.choices)
-    if (!path.empty()) widest = std::max<int64_t>(widest, path.back() + 1);
-  return widest;
+  return {};
 }
 
 std::vector<WorkspaceRole> workspace_roles(const HeadConfig& c, const Settings& s, const drift_model_info_t& m) {
@@ -74,10 +61,11 @@ std::vector<WorkspaceRole> workspace_roles(const HeadConfig& c, const Settings& 
   const int64_t Q = c.num_heads * c.head_dim, KV = c.num_kv_heads * c.head_dim;
   const int64_t batch = std::max<int64_t>(m.max_batch_size, 1);
   const int64_t ext = s.extension_rows;  // an extension window
-  const int64_t level = batch * level_nodes(s.shape);
+  const TreeBounds tree = tree_bounds(s.shape);
+  const int64_t level = batch * tree.level_nodes;
   const int64_t forward = std::max(ext, level);   // rows of one head forward
   const int64_t picked = std::max(batch, level);  // rows of one top-k: the roots, or a level
-  const int64_t k = std::min(widest_top_k(s.shape), V);
+  const int64_t k = std::min(tree.top_k, V);
   std::vector<WorkspaceRole> roles = {
       {"emb", act, forward * H},
       {"emb_n", act, forward * H},
@@ -134,7 +122,7 @@ MemoryPlan plan_memory(const HeadConfig& config, const Settings& settings, const
   // Per sequence (one more than a batch: the engine's scoring probe): its draft tree's rows past the
   // committed ones, and a page for where its committed rows start inside a page of the engine's
   // (a cached prefix the head never saw) and end in another.
-  const int64_t tree_pages = (tree_rows(settings.shape) + plan.kv_block_size - 1) / plan.kv_block_size;
+  const int64_t tree_pages = (tree_bounds(settings.shape).rows + plan.kv_block_size - 1) / plan.kv_block_size;
   plan.scratch_pages = (std::max<int64_t>(model.max_batch_size, 1) + 1) * (tree_pages + 1);
   return plan;
 }

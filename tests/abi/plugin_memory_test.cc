@@ -10,7 +10,6 @@
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/model/model_layout.h"
-#include "core/plugin/engine_plugins.h"
 #include "support/test_data.h"
 
 namespace drift::test {
@@ -44,8 +43,8 @@ size_t target_page_bytes() {
       .bytes_per_page();
 }
 
-PluginInfo mem_info(Engine& engine) {  // the memory_declaring plugin's
-  for (const PluginInfo& info : engine.plugins()->host().plugins())
+PluginInfo mem_info(const Engine& engine) {  // the memory_declaring plugin's
+  for (const PluginInfo& info : engine.plugin_infos())
     if (info.name == "mem") return info;
   ADD_FAILURE() << "no plugin 'mem'";
   return {};
@@ -87,7 +86,7 @@ TEST(PluginMemory, WhatAPluginDeclaredItMayHoldAndNotAByteMore) {
   good.path = DRIFT_ABI_PLUGIN_GOOD;
   config.plugins.push_back(good);
   auto mixed = Engine::from_config(config);
-  for (const PluginInfo& info : mixed->plugins()->host().plugins())
+  for (const PluginInfo& info : mixed->plugin_infos())
     EXPECT_EQ(info.memory_limit, info.name == "good" ? -1 : 0) << info.name;
 }
 

@@ -96,5 +96,31 @@ TEST(Eagle3DraftCache, RowsLandInTheirPagesSlotsAndAttentionNamesThePages) {
   EXPECT_EQ(args.kv_len, 7);
 }
 
+// Rows over pages that are not neighbours in the pool (another sequence took the one between):
+// each run of rows lands in its own page.
+TEST(Eagle3DraftCache, RowsSplitWhereTheSequencesPagesAreNotNeighbours) {
+  CpuHost cpu;
+  const Host host(cpu.context.api());
+  DraftKvPool pool(host, 4, kBlock, kKvHeads, kHeadDim);
+  DraftCache cache(pool), other(pool);
+  ASSERT_TRUE(cache.reserve(kBlock));      // page 0
+  ASSERT_TRUE(other.reserve(1));           // page 1
+  ASSERT_TRUE(cache.reserve(2 * kBlock));  // page 2
+  std::vector<float> k(2 * kBlock * kRow), v(2 * kBlock * kRow);
+  std::iota(k.begin(), k.end(), 1.0f);
+  std::iota(v.begin(), v.end(), -1000.0f);
+  cache.write(0, host_rows(k), host_rows(v));
+  const auto* keys = static_cast<const float*>(pool.keys().data);
+  const auto* values = static_cast<const float*>(pool.values().data);
+  for (int64_t row = 0; row < 2 * kBlock; ++row) {
+    const int64_t slot = (row < kBlock ? 0 : 2) * kBlock + row % kBlock;
+    for (int64_t e = 0; e < kRow; ++e) {
+      EXPECT_EQ(keys[slot * kRow + e], k[row * kRow + e]) << "row " << row;
+      EXPECT_EQ(values[slot * kRow + e], v[row * kRow + e]) << "row " << row;
+    }
+  }
+  for (int64_t e = 0; e < kBlock * kRow; ++e) EXPECT_EQ(keys[kBlock * kRow + e], 0.0f) << "page 1 is the other's";
+}
+
 }  // namespace
 }  // namespace eagle3

@@ -22,7 +22,6 @@
 #include "core/engine.h"
 #include "core/error.h"
 #include "core/model/model_layout.h"
-#include "core/plugin/engine_plugins.h"
 #include "core/safetensors.h"
 #include "support/golden.h"
 #include "support/speculation.h"
@@ -279,7 +278,7 @@ TEST(Eagle3, HoldsWhatItDeclaresAndTheKvPoolMakesRoomForIt) {
     EXPECT_EQ(test::outputs_of(runs), plain_outputs(prompts, greedy(64)));
     // Every request drafted to the end: none fell back for want of memory or a workspace buffer.
     for (const auto& r : runs) EXPECT_GT(r.stats.speculation.accepted_tokens, 10) << settings;
-    for (const PluginInfo& info : engine->plugins()->host().plugins()) {
+    for (const PluginInfo& info : engine->plugin_infos()) {
       if (info.name != "eagle3") continue;
       EXPECT_GT(info.memory_limit, per_token * engine->kv().num_pages() * 16) << settings;
       EXPECT_LE(info.memory_peak, info.memory_limit) << settings;
