@@ -1,8 +1,9 @@
-// Speculation through the `drift` binary: the ngram config generates exactly what the plain
-// config does, `--speculative off` turns drafts off for the run, --json reports the speculation
-// statistics (draft = accepted + rewound; the per-step commits add up to the output), --stop cuts
-// the text, a bad --speculative value names itself, and `drift bench` compares the variants of a
-// config side by side in one process (and builds the named long-context scenarios).
+// Speculation through the `drift` binary: the ngram config (as shipped, and with fixed budgets)
+// generates exactly what the plain config does, `--speculative off` turns drafts off for the run,
+// --json reports the speculation statistics (draft = accepted + rewound; the per-step commits add up
+// to the output), --stop cuts the text, a bad --speculative value names itself, and `drift bench`
+// compares the variants of a config side by side in one process (and builds the named
+// long-context scenarios).
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -22,20 +23,44 @@ using test::shell_quote;
 const char* kPrompts =
     " --prompt 'Once upon a time' --prompt 'Tom and Lily went to the park' --max-new-tokens 64 --json";
 
+// The shipped ngram config as a copy with [speculative] adaptive = false: max_draft_tokens every
+// step, so whether it drafts never depends on the step times adaptive speculation measures (on
+// the CPU, where stories260K's speculation does not pay, it may keep a short run at 0 but for a
+// probe the drafter cannot fill).
+std::string fixed_budget_ngram_config() {
+  std::ifstream in(test::source_dir() + "/configs/stories260k-ngram.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  };
+  replace("\"../models/stories260K\"", "\"" + test::test_data_path("models/stories260K") + "\"");
+  replace("[speculative]\n", "[speculative]\nadaptive = false\n");
+  const std::string path = test::make_temp_dir("ngram-fixed") + "/ngram.toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
 TEST(SpeculationCliTest, NgramConfigIsLosslessAndReportsItsStatistics) {
   const auto plain = run_command(drift_in_source("generate --config configs/stories260k.toml") + kPrompts);
-  const auto ngram = run_command(drift_in_source("generate --config configs/stories260k-ngram.toml") + kPrompts);
+  const auto shipped = run_command(drift_in_source("generate --config configs/stories260k-ngram.toml") + kPrompts);
+  const auto ngram =
+      run_command(drift_in_source("generate --config " + test::shell_quote(fixed_budget_ngram_config())) + kPrompts);
   const auto off =
       run_command(drift_in_source("generate --config configs/stories260k-ngram.toml --speculative off") + kPrompts);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
   ASSERT_EQ(ngram.exit_code, 0) << ngram.err;
   ASSERT_EQ(off.exit_code, 0) << off.err;
-  const auto p = json_lines(plain.out), n = json_lines(ngram.out), o = json_lines(off.out);
+  const auto p = json_lines(plain.out), n = json_lines(ngram.out), o = json_lines(off.out), a = json_lines(shipped.out);
   ASSERT_EQ(n.size(), 2u);
+  ASSERT_EQ(a.size(), 2u);
   int64_t drafted = 0;
   for (size_t i = 0; i < n.size(); ++i) {
     EXPECT_EQ(n[i]["output_ids"], p[i]["output_ids"]) << "prompt " << i;
     EXPECT_EQ(n[i]["text"], p[i]["text"]);
+    EXPECT_EQ(a[i]["output_ids"], p[i]["output_ids"]) << "prompt " << i << ", the shipped (adaptive) config";
     EXPECT_EQ(o[i]["output_ids"], p[i]["output_ids"]);
     const auto& s = n[i]["stats"]["speculation"];
     EXPECT_EQ(s["draft_tokens"].get<int64_t>(),
