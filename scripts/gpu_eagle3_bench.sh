@@ -10,7 +10,7 @@
 #   single-32k, batch4-16k, single-64k   the scenarios: plain and the oracle at that tau side by
 #            side, and the random head (its draft cost per decode step at a long context; its
 #            memory declared and budgeted with the KV pool, ABI 1.4)
-# Needs shared/ in the checkout (tools/golden/make_shape.py); writes under
+# Needs shared/ in the checkout (tools/make_shape.py or tools/golden/make_shape.py); writes under
 # $OUT (or gpu-logs/). The 8B checkpoint and head are made in /tmp on first use.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +53,9 @@ oracle_plugin() {  # reference file
     "$oracle" "$1"
 }
 make_8b() {
-  [ -f "$ckpt/config.json" ] || python3 shared/tools/golden/make_shape.py llama3-8b "$ckpt" 2>&1 | tail -1
+  local maker=shared/tools/make_shape.py  # a copy of ../shared/tools/golden/make_shape.py, as gpu_env.sh
+  [ -f "$maker" ] || maker=shared/tools/golden/make_shape.py
+  [ -f "$ckpt/config.json" ] || python3 "$maker" llama3-8b "$ckpt" 2>&1 | tail -1
   [ -f "$head/config.json" ] || python3 tools/eagle3/random_head.py "$ckpt" "$head" 2>&1 | tail -1
   { config_8b eagle3; eagle3_plugin; } > "$work/eagle3.toml"
   # 16 prompts of 64-200 random ids (the checkpoint has no tokenizer); the scenarios cycle them.
