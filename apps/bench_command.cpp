@@ -43,7 +43,6 @@ struct BenchArgs {
   bool ignore_eos = false;
   bool chat = false;        // text prompts are user turns rendered with the model's chat template
   bool warm_cache = false;  // variants share the prefix cache (later ones skip the prefill)
-  std::string adaptive;     // "on" / "off": overrides every config's [speculative] adaptive
   bool sweep = false;
   SweepOptions sweep_options;
   StructuredOutputArgs structured;  // what "NAME/grammar" variants constrain their outputs to
@@ -240,9 +239,6 @@ int run_bench(const std::vector<std::string>& args) {
       "hybrid's fallback included) and/or draft provider names, each optionally with /full (verified against the "
       "whole context whatever [speculative] verification says) and then /grammar (outputs constrained by "
       "--json-schema, --regex, ...: e.g. off,off/grammar,ngram/grammar) (default: off,config)")(
-      "adaptive", po::value(&a.adaptive),
-      "on | off: adaptive speculation (per-step draft budgets) or max_draft_tokens every step, for every config "
-      "(default: each config's [speculative] adaptive)")(
       "warm-cache", po::bool_switch(&a.warm_cache),
       "variants share the prefix cache instead of each starting cold (with a prefix_cache plugin, later variants "
       "skip the prefill: long-context decode comparisons)")("ignore-eos", po::bool_switch(&a.ignore_eos),
@@ -269,15 +265,9 @@ int run_bench(const std::vector<std::string>& args) {
   if (a.num_prompts < 0) fail("--num-prompts {}: must be >= 0", a.num_prompts);
   if (a.system_prompt_tokens < 0) fail("--system-prompt-tokens {}: must be >= 0", a.system_prompt_tokens);
 
-  if (!a.adaptive.empty() && a.adaptive != "on" && a.adaptive != "off")
-    fail("--adaptive {}: must be on or off", a.adaptive);
-  // Each config as bench runs it: --adaptive overrides its [speculative] adaptive.
-  const auto resolve = [&](const EngineSource& source) {
-    EngineConfig config = resolve_engine_config(source);
-    if (!a.adaptive.empty()) config.speculative.adaptive = a.adaptive == "on";
-    return config;
-  };
-  const EngineConfig primary = resolve(a.source);
+  // Every config as bench runs it: the shared engine options (--adaptive, --backend, ...) apply to
+  // each.
+  const EngineConfig primary = resolve_engine_config(a.source);
   if (a.sweep) {
     if (a.sweep_options.repeats < 1) fail("--sweep-repeats {}: must be >= 1", a.sweep_options.repeats);
     if (a.sweep_options.max_context < 512) fail("--sweep-max-context {}: must be >= 512", a.sweep_options.max_context);
@@ -295,7 +285,7 @@ int run_bench(const std::vector<std::string>& args) {
   for (const std::string& path : a.compare_configs) {
     EngineSource other = a.source;
     other.config_path = path;
-    bench_config(a, resolve(other), path, report, false, first_off);
+    bench_config(a, resolve_engine_config(other), path, report, false, first_off);
   }
   std::fputs(report.table().c_str(), stdout);
   const std::string json = report.json().dump(2);

@@ -19,7 +19,10 @@ void add_engine_options(po::options_description& desc, EngineSource& source) {
       "backend", po::value(&source.backend), "cpu | cuda (overrides the config's engine.backend)")(
       "tensor-parallel-size", po::value(&source.tensor_parallel_size),
       "ranks the model is split over (overrides the config's engine.tensor_parallel_size)")(
-      "log-level", po::value(&source.log_level), "trace | debug | info | warn | error | off");
+      "adaptive", po::value(&source.adaptive),
+      "on | off: adaptive speculation (per-step draft budgets) or max_draft_tokens every step (overrides the "
+      "config's [speculative] adaptive)")("log-level", po::value(&source.log_level),
+                                          "trace | debug | info | warn | error | off");
 }
 
 EngineConfig resolve_engine_config(const EngineSource& source) {
@@ -44,6 +47,10 @@ EngineConfig resolve_engine_config(const EngineSource& source) {
     if (source.tensor_parallel_size < 1 || source.tensor_parallel_size > limits::kMaxTensorParallel)
       fail("--tensor-parallel-size {}: must be in [1, {}]", source.tensor_parallel_size, limits::kMaxTensorParallel);
     config.engine.tensor_parallel_size = source.tensor_parallel_size;
+  }
+  if (!source.adaptive.empty()) {
+    if (source.adaptive != "on" && source.adaptive != "off") fail("--adaptive {}: must be on or off", source.adaptive);
+    config.speculative.adaptive = source.adaptive == "on";
   }
   validate_config(config);
   return config;

@@ -1,6 +1,7 @@
 #pragma once
-// Options shared by the subcommands that build an engine (generate, score, bench): where the
-// config and model come from and which backend runs it, plus the parsing of id lists.
+// Options shared by the subcommands that build an engine (generate, chat, score, serve, bench):
+// where the config and model come from, which backend runs it and how, plus the parsing of id
+// lists.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,10 +18,12 @@ struct EngineSource {
   std::string backend;
   std::string log_level;
   int64_t tensor_parallel_size = 0;  // 0: the config's
+  std::string adaptive;              // "on" / "off": overrides [speculative] adaptive; "": the config's
 };
 
 void add_engine_options(boost::program_options::options_description& desc, EngineSource& source);
-// The config file (or defaults) with --model / --backend applied. Throws DriftError when neither
+// The config file (or defaults) with --model / --backend / --tensor-parallel-size / --adaptive
+// applied. Throws DriftError when neither
 // a config nor a model is given, or naming --model / --backend when their value is bad.
 EngineConfig resolve_engine_config(const EngineSource& source);
 

@@ -43,13 +43,11 @@ void DraftCache::write(int64_t first, const drift_tensor_t& k, const drift_tenso
   // so a long prefill window is usually one copy, not one a page: each is a device copy on CUDA).
   for (int64_t done = 0; done < count;) {
     const int64_t row = first + done, within = row % block;
-    auto page = static_cast<size_t>(row / block);
+    const auto first_page = static_cast<size_t>(row / block);
     int64_t n = std::min(count - done, block - within);
-    while (done + n < count && pages_.at(page + 1) == pages_[page] + 1) {
-      ++page;
+    for (size_t page = first_page; done + n < count && pages_.at(page + 1) == pages_[page] + 1; ++page)
       n = std::min(count - done, n + block);
-    }
-    const int64_t slot = static_cast<int64_t>(pages_.at(static_cast<size_t>(row / block))) * block + within;
+    const int64_t slot = static_cast<int64_t>(pages_.at(first_page)) * block + within;
     pool_.host().copy(rows(k, done, n), rows(pool_.keys(), slot, n));
     pool_.host().copy(rows(v, done, n), rows(pool_.values(), slot, n));
     done += n;
