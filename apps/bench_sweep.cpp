@@ -1,6 +1,7 @@
 #include "apps/bench_sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -107,11 +108,32 @@ class SweepBatches {
   std::mt19937 rng_{5};
 };
 
-double weight_bytes(const ModelConfig& c, size_t elem) {
-  const double per_layer = static_cast<double>(c.hidden_size) * (c.num_heads + 2 * c.num_kv_heads) * c.head_dim +
-                           static_cast<double>(c.num_heads) * c.head_dim * c.hidden_size +
-                           3.0 * c.hidden_size * c.intermediate_size;
-  return (per_layer * c.num_layers + static_cast<double>(c.vocab_size) * c.hidden_size) * elem;
+// The weights a layer's attention and a dense MLP hold (parameters).
+double attention_weights(const ModelConfig& c) {
+  return static_cast<double>(c.hidden_size) * (c.num_heads + 2 * c.num_kv_heads) * c.head_dim +
+         static_cast<double>(c.num_heads) * c.head_dim * c.hidden_size;
+}
+double mlp_weights(const ModelConfig& c) { return 3.0 * c.hidden_size * c.intermediate_size; }
+
+// Distinct experts `rows` tokens are expected to choose (each picks experts_per_token of
+// num_experts, independently and uniformly): num_experts * (1 - (1 - k / E)^rows).
+double expected_experts(const ModelConfig& c, int64_t rows) {
+  const double e = static_cast<double>(c.moe.num_experts), k = static_cast<double>(c.moe.experts_per_token);
+  return e * (1.0 - std::pow(1.0 - k / e, static_cast<double>(rows)));
+}
+
+// The weight bytes a forward of `rows` tokens reads (the active-parameter roofline's numerator):
+// attention and the head always; a dense MLP whole; a mixture of experts its router and the
+// experts the rows are expected to choose, MXFP4 at 17 bytes per 32 weights (16 of codes, one
+// scale). elem: the storage type's size.
+double weight_bytes(const ModelConfig& c, size_t elem, int64_t rows) {
+  double mlp = mlp_weights(c) * static_cast<double>(elem);
+  if (c.moe.num_experts > 0) {
+    const double expert_bytes = c.moe.mxfp4 ? mlp_weights(c) * 17.0 / 32.0 : mlp_weights(c) * static_cast<double>(elem);
+    mlp = static_cast<double>(c.hidden_size) * c.moe.num_experts * elem + expected_experts(c, rows) * expert_bytes;
+  }
+  const double per_layer = attention_weights(c) * static_cast<double>(elem) + mlp;
+  return per_layer * c.num_layers + static_cast<double>(c.vocab_size) * c.hidden_size * elem;
 }
 
 // The matrix arithmetic of a prefill of `len` tokens (prefill is compute-bound: its rows report
@@ -119,7 +141,8 @@ double weight_bytes(const ModelConfig& c, size_t elem) {
 // one logit row, and causal attention (q k^T and p v: 4 * head_dim flops a (query, key) pair a
 // head; query i sees i + 1 keys).
 double prefill_flops(const ModelConfig& c, int64_t len) {
-  const double projections = weight_bytes(c, 1) - static_cast<double>(c.vocab_size) * c.hidden_size;
+  const double mlp = c.moe.num_experts > 0 ? mlp_weights(c) * c.moe.experts_per_token : mlp_weights(c);
+  const double projections = (attention_weights(c) + mlp) * c.num_layers;  // a token's own (active) weights
   const double pairs = static_cast<double>(len) * (len + 1) / 2;
   const double attention = 4.0 * c.head_dim * c.num_heads * pairs * c.num_layers;
   return 2.0 * projections * len + 2.0 * c.vocab_size * c.hidden_size + attention;
@@ -160,7 +183,8 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
                pages * layout.bytes_per_page() / 1073741824.0);
   ModelRunner runner(model, load_model_weights(config.model.path, model, *backend), *backend, pages, block);
   const double bandwidth = copy_bandwidth(*backend);
-  const double weights = weight_bytes(model, dtype_size(backend->compute_dtype()));
+  const size_t elem = dtype_size(backend->compute_dtype());
+  const double weights = weight_bytes(model, elem, 1);  // a batch-1 decode's (all of a dense model's)
   const double kv_per_token = static_cast<double>(layout.bytes_per_token());
 
   SweepBatches batches(block, model.vocab_size);
@@ -188,7 +212,7 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
     const double t = median(times);
     r.step_ms = t * 1e3;
     r.tokens_per_s = tokens_done / t;
-    r.bytes = weights + kv_per_token * kv_tokens_read;
+    r.bytes = weight_bytes(model, elem, b.num_tokens()) + kv_per_token * kv_tokens_read;
     r.roofline = r.bytes / t / bandwidth;
     rows.push_back(r);
     std::fprintf(stderr, "  %-8s %-6s batch %3lld context %6lld: %8.3f ms, %9.1f tok/s, %5.1f%% of roofline\n",
@@ -237,7 +261,8 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
     backend->set_forward_graphs(true);
   }
 
-  std::printf("forward sweep: %s, backend %s, copy bandwidth %.0f GB/s (read + write), weights %.2f GB\n",
+  std::printf("forward sweep: %s, backend %s, copy bandwidth %.0f GB/s (read + write), weights a batch-1 decode "
+              "reads %.2f GB (roofline: the rows' active weights and KV)\n",
               config.model.path.c_str(), backend->name().c_str(), bandwidth / 1e9, weights / 1e9);
   std::printf(
       "| row | graphs | batch | context | forward rows | step ms | tokens/s | roofline | TFLOP/s |\n"
