@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # llama.cpp, the peer DriftEngine is measured against, on the GPU machine: builds it from
 # ../shared/peers/llama.cpp-src.tar.xz (see its README; ~5 minutes on 16 cores), converts an HF
-# checkpoint to GGUF bf16 and runs llama-bench and llama-batched-bench with flash attention on.
+# checkpoint to GGUF bf16 (a GPT-OSS checkpoint's MXFP4 experts stay MXFP4: llama.cpp's converter
+# repacks them) and runs llama-bench and llama-batched-bench with flash attention on.
 # Usage: bench_peer_llamacpp.sh build            (only build, e.g. in the background)
 #        bench_peer_llamacpp.sh bench CKPT_DIR    (convert + measure; builds first if needed)
 # Env: PEER_SRC (the tarball; default shared/peers/llama.cpp-src.tar.xz), PEER_DIR (work folder,
@@ -26,16 +27,16 @@ build() {
 }
 
 bench() {
-  local ckpt=$1
+  local ckpt=$1 gguf="$dir/$(basename "$1").gguf"
   build
   cd "$dir/llama.cpp"
   if [ ! -f "$ckpt/tokenizer.json" ] && [ -n "${TOKENIZER_DIR:-}" ]; then cp "$TOKENIZER_DIR"/tokenizer*.json "$ckpt/"; fi
-  [ -f "$dir/model.gguf" ] || PYTHONPATH=$PWD/gguf-py python3 convert_hf_to_gguf.py "$ckpt" --outtype bf16 \
-    --outfile "$dir/model.gguf" > "$out/llamacpp-convert.log" 2>&1
-  b/bin/llama-bench -m "$dir/model.gguf" -ngl 99 -fa 1 -p 512,8192 -n 128 -r 3 -o md 2>&1 | tee "$out/llamacpp-bench.md"
-  b/bin/llama-bench -m "$dir/model.gguf" -ngl 99 -fa 1 -p 0 -n 128 -d 512,4096,32768 -r 2 -o md 2>&1 |
+  [ -f "$gguf" ] || PYTHONPATH=$PWD/gguf-py python3 convert_hf_to_gguf.py "$ckpt" --outtype bf16 \
+    --outfile "$gguf" > "$out/llamacpp-convert.log" 2>&1
+  b/bin/llama-bench -m "$gguf" -ngl 99 -fa 1 -p 512,8192 -n 128 -r 3 -o md 2>&1 | tee "$out/llamacpp-bench.md"
+  b/bin/llama-bench -m "$gguf" -ngl 99 -fa 1 -p 0 -n 128 -d 512,4096,32768 -r 2 -o md 2>&1 |
     tee -a "$out/llamacpp-bench.md"
-  b/bin/llama-batched-bench -m "$dir/model.gguf" -ngl 99 -fa on -c 50000 -npp 512 -ntg 128 -npl 1,8,32,64 2>&1 |
+  b/bin/llama-batched-bench -m "$gguf" -ngl 99 -fa on -c 50000 -npp 512 -ntg 128 -npl 1,8,32,64 2>&1 |
     grep -E "^\|" | tee "$out/llamacpp-batched.md"
 }
 

@@ -7,16 +7,30 @@
 #   gpu_bench.sh all    both in one device call (a machine goes back after 30 s idle): the
 #                       llama.cpp build runs while the checkpoint is made, and is done before
 #                       anything is timed (it loads every core); then our sweep, then the peer.
+# MODEL=gptoss-20b measures a gpt-oss-20b shape instead (random MXFP4 experts,
+# tools/gptoss/random_checkpoint.py; llama.cpp keeps its experts MXFP4): the sweep adds the
+# verification rows and 32K contexts, and llama.cpp reads the Llama 3 tokenizer (its vocabulary
+# padded to GPT-OSS's 201,088: speed does not depend on the tokens' text).
 # Needs shared/ in the checkout with tools/make_shape.py and peers/ (the Llama 3 tokenizer llama.cpp's
 # converter reads ships in tests/data/tokenizers/llama3).
 source "$(dirname "$0")/gpu_env.sh"
+model=${MODEL:-llama3-8b}
+case "$model" in
+  llama3-8b) make_checkpoint=llama3_checkpoint ;;
+  gptoss-20b)
+    make_checkpoint=gptoss_checkpoint
+    ckpt=$gptoss_ckpt
+    SWEEP_ARGS=${SWEEP_ARGS:---sweep-only decode,prefill,verify --sweep-max-context 32768}
+    ;;
+  *) echo "MODEL=$model: llama3-8b or gptoss-20b" >&2; exit 2 ;;
+esac
 ours() {
-  llama3_checkpoint
-  ./build/apps/drift bench --model "$ckpt" --backend cuda --sweep ${SWEEP_ARGS:-} --json "$out/sweep.json" \
-    2> >(tee "$out/sweep.err" | grep -vE "^\[.*\] \[info\]" >&2)
+  $make_checkpoint
+  ./build/apps/drift bench --model "$ckpt" --backend cuda --sweep ${SWEEP_ARGS:-} --json "$out/sweep-$model.json" \
+    2> >(tee "$out/sweep-$model.err" | grep -vE "^\[.*\] \[info\]" >&2)
 }
 peer() {
-  llama3_checkpoint
+  $make_checkpoint
   local tok=$PWD/tests/data/tokenizers/llama3
   [ -f "$tok/tokenizer.json" ] || tar xJf "$tok/tokenizer.json.tar.xz" -C "$tok"
   TOKENIZER_DIR=$tok bash scripts/bench_peer_llamacpp.sh bench "$ckpt"
@@ -27,7 +41,7 @@ case "${1:-}" in
   all)
     bash scripts/bench_peer_llamacpp.sh build > "$out/peer-build.out" 2>&1 &
     build_pid=$!
-    llama3_checkpoint
+    $make_checkpoint
     wait "$build_pid" || echo "llama.cpp build failed: see $out/llamacpp-build.log" >&2
     ours
     peer
