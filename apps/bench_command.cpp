@@ -45,6 +45,7 @@ struct BenchArgs {
   bool warm_cache = false;  // variants share the prefix cache (later ones skip the prefill)
   bool sweep = false;
   SweepOptions sweep_options;
+  std::string sweep_long_batches = "1";
   StructuredOutputArgs structured;  // what "NAME/grammar" variants constrain their outputs to
 };
 
@@ -94,6 +95,18 @@ std::vector<std::string> split_list(const std::string& text) {
     if (end > begin) out.push_back(text.substr(begin, end - begin));
     begin = end + 1;
   }
+  return out;
+}
+
+// --sweep-long-batches "1,8": the sweep's decode batches (1, 8, 32, 64) named.
+std::vector<int64_t> parse_long_batches(const std::string& text) {
+  std::vector<int64_t> out;
+  for (const std::string& item : split_list(text)) {
+    if (item != "1" && item != "8" && item != "32" && item != "64")
+      fail("--sweep-long-batches {}: '{}' is not one of the sweep's decode batches 1, 8, 32, 64", text, item);
+    out.push_back(std::stoll(item));
+  }
+  if (out.empty()) fail("--sweep-long-batches '{}': name at least one batch (1, 8, 32, 64)", text);
   return out;
 }
 
@@ -254,7 +267,10 @@ int run_bench(const std::vector<std::string>& args) {
       "sweep-repeats", po::value(&a.sweep_options.repeats), "timed forwards per sweep row (median; default 10)")(
       "sweep-max-context", po::value(&a.sweep_options.max_context),
       "longest sweep context, decode and prefill (default 32768)")(
-      "sweep-only", po::value(&a.sweep_options.only), "sweep rows to run: decode,prefill,verify,graphs (default all)");
+      "sweep-only", po::value(&a.sweep_options.only), "sweep rows to run: decode,prefill,verify,graphs (default all)")(
+      "sweep-long-batches", po::value(&a.sweep_long_batches),
+      "decode batches also measured at the long contexts (4K, 32K), comma-separated from 1 8 32 64 (default 1; the "
+      "KV pool is sized for the largest)");
   add_structured_output_options(desc, a.structured);
   po::variables_map vm;
   if (!parse_command_line(args, desc, vm, "usage: drift bench (--config F | --model DIR) [--compare F2 ...]")) return 0;
@@ -271,6 +287,7 @@ int run_bench(const std::vector<std::string>& args) {
   if (a.sweep) {
     if (a.sweep_options.repeats < 1) fail("--sweep-repeats {}: must be >= 1", a.sweep_options.repeats);
     if (a.sweep_options.max_context < 512) fail("--sweep-max-context {}: must be >= 512", a.sweep_options.max_context);
+    a.sweep_options.long_batches = parse_long_batches(a.sweep_long_batches);
     const nlohmann::json json = run_forward_sweep(primary, a.sweep_options);
     if (!a.json_path.empty()) {
       std::ofstream file(a.json_path);

@@ -176,8 +176,10 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
   auto backend = create_backend(config);
   const int64_t block = config.kv_cache.block_size;
   const KVLayout layout = ModelLayout{model}.kv_layout(block, backend->compute_dtype());
-  // Enough pages for the largest row: 64 sequences of 512 + 128, or one of max_context + a tree.
-  const int64_t tokens = std::max<int64_t>(64 * (512 + 2 * block), o.max_context + 64 + 2 * block);
+  // Enough pages for the largest row: 64 sequences of 512 + 128, or the largest long-context batch
+  // of max_context (one, by default) + a tree.
+  const int64_t long_batch = *std::max_element(o.long_batches.begin(), o.long_batches.end());
+  const int64_t tokens = std::max<int64_t>(64 * (512 + 2 * block), long_batch * (o.max_context + 2 * block) + 64);
   const int64_t pages = tokens / block + 64;
   spdlog::info("sweep: {} on {}, {} KV pages ({:.1f} GiB)", config.model.path, backend->name(), pages,
                pages * layout.bytes_per_page() / 1073741824.0);
@@ -225,7 +227,9 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
     for (int64_t context : {int64_t{512}, int64_t{4096}, int64_t{32768}}) {
       if (context > o.max_context) continue;
       for (int64_t batch : {1, 8, 32, 64}) {
-        if (context > 512 && batch > 1) continue;  // long contexts at batch 1 (the KV pool holds one)
+        const bool long_batch_wanted =
+            std::find(o.long_batches.begin(), o.long_batches.end(), batch) != o.long_batches.end();
+        if (context > 512 && !long_batch_wanted) continue;  // long contexts at --sweep-long-batches only
         batches.reset();
         measure("decode", batch, context, batches.decode(batch, context), batch, static_cast<double>(batch) * context);
       }
@@ -272,6 +276,7 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
   json["backend"] = backend->name();
   json["copy_bandwidth_gbps"] = bandwidth / 1e9;
   json["weight_bytes"] = weights;
+  json["kv_bytes_per_token"] = kv_per_token;
   for (const Row& r : rows) {
     std::printf("| %s | %s | %lld | %lld | %lld | %.3f | %.1f | %.1f%% | %s |\n", r.kind.c_str(),
                 r.graphs ? "yes" : "no", static_cast<long long>(r.batch), static_cast<long long>(r.context),

@@ -5,6 +5,7 @@
 // bandwidth is measured in the same run, so each row reports its fraction of the roofline
 // ((weight + KV bytes read) / step time / bandwidth).
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,9 @@ struct SweepOptions {
   int64_t repeats = 10;       // timed forwards per row (median reported), after 2 warm-ups
   int64_t max_context = 32768;
   std::string only;           // comma-separated row kinds (decode,prefill,verify,graphs); empty: all
+  // Decode batches also measured at the long contexts (4K, 32K); the KV pool is sized for the
+  // largest (a model with small KV per token, e.g. GPT-OSS's, holds 64 x 32K).
+  std::vector<int64_t> long_batches = {1};
 };
 
 // Runs the sweep; prints the table to stdout and returns the JSON.

@@ -20,7 +20,10 @@ case "$model" in
   gptoss-20b)
     make_checkpoint=gptoss_checkpoint
     ckpt=$gptoss_ckpt
-    SWEEP_ARGS=${SWEEP_ARGS:---sweep-only decode,prefill,verify --sweep-max-context 32768}
+    # Batches 1/8/32 at 4K and 32K (the pool: 32 x 32K of GPT-OSS's KV fits an H100 beside its
+    # weights), and batch 64 at 4K in a second sweep (SWEEP2_ARGS).
+    SWEEP_ARGS=${SWEEP_ARGS:---sweep-only decode,prefill,verify --sweep-max-context 32768 --sweep-long-batches 1,8,32}
+    SWEEP2_ARGS=${SWEEP2_ARGS:---sweep-only decode --sweep-max-context 4096 --sweep-long-batches 64}
     ;;
   *) echo "MODEL=$model: llama3-8b or gptoss-20b" >&2; exit 2 ;;
 esac
@@ -28,6 +31,9 @@ ours() {
   $make_checkpoint
   ./build/apps/drift bench --model "$ckpt" --backend cuda --sweep ${SWEEP_ARGS:-} --json "$out/sweep-$model.json" \
     2> >(tee "$out/sweep-$model.err" | grep -vE "^\[.*\] \[info\]" >&2)
+  [ -z "${SWEEP2_ARGS:-}" ] ||
+    ./build/apps/drift bench --model "$ckpt" --backend cuda --sweep $SWEEP2_ARGS --json "$out/sweep2-$model.json" \
+      2> >(tee "$out/sweep2-$model.err" | grep -vE "^\[.*\] \[info\]" >&2)
 }
 peer() {
   $make_checkpoint
