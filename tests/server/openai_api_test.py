@@ -381,15 +381,20 @@ class SmolLM2Api(unittest.TestCase):
     def test_an_over_long_prompt_is_refused_before_it_is_tokenized(self):
         """16 MB of text took seconds to tokenize before its length was checked. Refused first, it
         costs what reading the body costs: measured as the same body refused for n = 0 (checked
-        before the prompt), so a loaded machine slows both alike."""
+        before the prompt), so a loaded machine slows both alike. Each is the fastest of three
+        tries (a load spike during one try is not the server's cost), and the bound leaves room for
+        jitter (2x + 0.5 s) while tokenizing 16 MB first takes seconds more."""
         big = "All work and no play makes Jack a dull boy. " * (16 * 1024 * 1024 // 44)
         auth = {"Authorization": f"Bearer {self.KEY}"}
 
         def timed(path, body):
             payload = json.dumps(body)  # the client's serializing is not the server's cost
-            start = time.time()
-            result = error_of(self.server.request("POST", path, payload, auth))
-            return result, time.time() - start
+            fastest, result = float("inf"), None
+            for _ in range(3):
+                start = time.time()
+                result = error_of(self.server.request("POST", path, payload, auth))
+                fastest = min(fastest, time.time() - start)
+            return result, fastest
 
         for path, body, param in [("/v1/completions", {"prompt": big, "max_tokens": 1}, "prompt"),
                                   ("/v1/chat/completions", {"messages": [{"role": "user", "content": big}]}, "messages")]:
@@ -397,7 +402,8 @@ class SmolLM2Api(unittest.TestCase):
             self.assertEqual((status, error["param"]), (400, param))
             (_, reading_error), reading = timed(path, {**body, "n": 0})
             self.assertEqual(reading_error["param"], "n")
-            self.assertLess(elapsed, reading + 0.5, f"{path}: {elapsed:.2f} s; reading the body took {reading:.2f} s")
+            self.assertLess(elapsed, 2 * reading + 0.5,
+                            f"{path}: {elapsed:.2f} s; reading the body took {reading:.2f} s")
             report_fault(f"16 MB {param} ({elapsed * 1000:.0f} ms, reading the body {reading * 1000:.0f} ms)", status,
                          error)
 
