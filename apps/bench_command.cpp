@@ -2,11 +2,14 @@
 // speculation variants (per-request overrides: "off" and draft providers), and prints a table plus
 // JSON: output tokens/s, time per output token, TTFT, acceptance length, draft and accepted
 // tokens, and each variant's speedup over its config's non-speculative run, measured side by side.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "apps/bench_report.h"
@@ -98,15 +101,19 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-// --sweep-long-batches "1,8": the sweep's decode batches (1, 8, 32, 64) named.
+// --sweep-long-batches "1,8": some of the sweep's decode batches (kSweepDecodeBatches), named.
 std::vector<int64_t> parse_long_batches(const std::string& text) {
+  const auto& known = kSweepDecodeBatches;
   std::vector<int64_t> out;
   for (const std::string& item : split_list(text)) {
-    if (item != "1" && item != "8" && item != "32" && item != "64")
-      fail("--sweep-long-batches {}: '{}' is not one of the sweep's decode batches 1, 8, 32, 64", text, item);
-    out.push_back(std::stoll(item));
+    const auto it =
+        std::find_if(std::begin(known), std::end(known), [&](int64_t batch) { return std::to_string(batch) == item; });
+    if (it == std::end(known))
+      fail("--sweep-long-batches {}: '{}' is not one of the sweep's decode batches {}", text, item,
+           fmt::join(known, ", "));
+    out.push_back(*it);
   }
-  if (out.empty()) fail("--sweep-long-batches '{}': name at least one batch (1, 8, 32, 64)", text);
+  if (out.empty()) fail("--sweep-long-batches '{}': name at least one of {}", text, fmt::join(known, ", "));
   return out;
 }
 

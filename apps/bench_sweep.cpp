@@ -226,7 +226,7 @@ nlohmann::json run_forward_sweep(const EngineConfig& config, const SweepOptions&
   if (wanted("decode")) {
     for (int64_t context : {int64_t{512}, int64_t{4096}, int64_t{32768}}) {
       if (context > o.max_context) continue;
-      for (int64_t batch : {1, 8, 32, 64}) {
+      for (int64_t batch : kSweepDecodeBatches) {
         const bool long_batch_wanted =
             std::find(o.long_batches.begin(), o.long_batches.end(), batch) != o.long_batches.end();
         if (context > 512 && !long_batch_wanted) continue;  // long contexts at --sweep-long-batches only

@@ -13,6 +13,9 @@
 
 namespace drift::app {
 
+// The batches the sweep decodes at (every one at 512; at 4K and 32K those long_batches names).
+inline constexpr int64_t kSweepDecodeBatches[] = {1, 8, 32, 64};
+
 struct SweepOptions {
   int64_t repeats = 10;       // timed forwards per row (median reported), after 2 warm-ups
   int64_t max_context = 32768;

@@ -12,15 +12,10 @@
 #            memory declared and budgeted with the KV pool, ABI 1.4)
 # Needs shared/ in the checkout (tools/make_shape.py or tools/golden/make_shape.py); writes under
 # $OUT (or gpu-logs/). The 8B checkpoint and head are made in /tmp on first use.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-out=${OUT:-$PWD/gpu-logs}
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$PWD/.deps/rt:${LD_LIBRARY_PATH:-}
+source "$(dirname "$0")/gpu_env.sh"  # out, the runtime libraries, $ckpt and llama3_checkpoint
 export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/tests/data}
 drift=./build/apps/drift
 oracle=$PWD/build/tests/speculation/plugins/libdrift_oracle.so
-ckpt=${CKPT:-/tmp/llama3-8b}
 head=${HEAD_DIR:-/tmp/llama3-8b-eagle3}
 work=$(mktemp -d)
 quiet() { grep -vE "\] \[info\]|prompts$" >&2; }
@@ -53,9 +48,7 @@ oracle_plugin() {  # reference file
     "$oracle" "$1"
 }
 make_8b() {
-  local maker=shared/tools/make_shape.py  # a copy of ../shared/tools/golden/make_shape.py, as gpu_env.sh
-  [ -f "$maker" ] || maker=shared/tools/golden/make_shape.py
-  [ -f "$ckpt/config.json" ] || python3 "$maker" llama3-8b "$ckpt" 2>&1 | tail -1
+  llama3_checkpoint
   [ -f "$head/config.json" ] || python3 tools/eagle3/random_head.py "$ckpt" "$head" 2>&1 | tail -1
   { config_8b eagle3; eagle3_plugin; } > "$work/eagle3.toml"
   # 16 prompts of 64-200 random ids (the checkpoint has no tokenizer); the scenarios cycle them.
