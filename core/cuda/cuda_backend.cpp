@@ -371,6 +371,16 @@ void CudaBackend::linear_qkv_rope_write(const Tensor& x, const Tensor& weight, c
 
 void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                             int64_t block_size, Tensor& out) {
+  attention_variant(q, kv, meta, scale, block_size, AttentionVariant{}, out);
+}
+
+void CudaBackend::attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                                    int64_t block_size, const AttentionVariant& variant, Tensor& out) {
+  if (variant.sinks) {
+    expect_dtype(*variant.sinks, storage_, "attention sinks");
+    DRIFT_CHECK(variant.sinks->numel() == q.dim(1), "attention sinks: {} values for {} heads", variant.sinks->numel(),
+                q.dim(1));
+  }
   const cuda_backend::DeviceAttention& d = device_attention(meta);
   cuda::PagedAttentionParams p;
   p.storage = storage_type_;
@@ -398,6 +408,8 @@ void CudaBackend::attention(const Tensor& q, const LayerKV& kv, const AttentionM
   p.mask_words = d.mask_words;
   p.workspace = attention_workspace_;
   p.workspace_bytes = attention_workspace_bytes_;
+  p.sinks = variant.sinks ? variant.sinks->data() : nullptr;
+  p.window = variant.window;
   if (p.max_kv_len == 0) {  // nothing visible anywhere: zeros, as the CPU reference
     DRIFT_CUDA(cudaMemsetAsync(out.data(), 0, out.nbytes(), stream_));
     return;

@@ -63,6 +63,9 @@ class CudaBackend final : public Backend {
                              const AttentionMetadata& meta) override;
   void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale, int64_t block_size,
                  Tensor& out) override;
+  // Sinks and windows (GPT-OSS) in the chunked paged-attention kernel.
+  void attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
+                         int64_t block_size, const AttentionVariant& variant, Tensor& out) override;
   void silu_mul(const Tensor& gate_up, Tensor& out) override;
   void linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) override;
   void add_inplace(Tensor& x, const Tensor& y) override;

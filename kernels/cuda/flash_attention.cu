@@ -334,7 +334,8 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
 bool flash_attention_supports(const PagedAttentionParams& p) {
   const bool dims = p.head_dim == 16 || p.head_dim == 32 || p.head_dim == 64 || p.head_dim == 128;
   // scale > 0: tile_softmax scales a tile's max instead of every score.
-  return dims && p.scale > 0.0f && p.tiles && p.num_tiles > 0 && p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0;
+  return dims && p.scale > 0.0f && p.tiles && p.num_tiles > 0 && p.num_kv_heads > 0 &&
+         p.num_heads % p.num_kv_heads == 0 && !p.sinks && p.window == 0;
 }
 
 bool flash_attention(const PagedAttentionParams& p, cudaStream_t stream) {

@@ -175,6 +175,12 @@ struct PagedAttentionParams {
   // fp32 workspace for the per-chunk partial results; queries are processed in slices that fit.
   void* workspace = nullptr;
   int64_t workspace_bytes = 0;
+  // Optional (GPT-OSS), as kernels/cpu/paged_attention.h: sinks [num_heads] of `storage`, a logit
+  // per head in every softmax's denominator with no value; window > 0: a row sees only the
+  // positions within `window` of its own (a tree row: of its path's, its ancestors at their
+  // depths). Either takes the chunked kernel (the flash and tile paths have neither yet).
+  const void* sinks = nullptr;
+  int64_t window = 0;
 };
 // Positions are split into fixed chunks of kAttentionChunk by absolute position, whatever the
 // batch: a query's result never depends on what else is in the forward (batch invariance).

@@ -68,6 +68,42 @@ __device__ __forceinline__ bool visible(const PagedAttentionParams& p, int64_t e
   return (p.mask[t * p.mask_words + bit / 64] >> (bit % 64)) & 1u;
 }
 
+// Set mask bits of row t below `bits` (bits <= mask_words * 64).
+__device__ __forceinline__ int64_t visible_below(const PagedAttentionParams& p, int64_t t, int64_t bits) {
+  int64_t n = 0;
+  const uint64_t* row = p.mask + t * p.mask_words;
+  for (int64_t w = 0; w * 64 < bits; ++w) {
+    const int64_t take = min(static_cast<int64_t>(64), bits - w * 64);
+    n += __popcll(take == 64 ? row[w] : row[w] & ((uint64_t{1} << take) - 1));
+  }
+  return n;
+}
+
+// The sliding window of a query (kernels/cpu/paged_attention.cpp's rule): positions before
+// masked_from are their own; a masked (tree) position that is visible sits at masked_from + its rank
+// among the row's visible masked positions (a path: its ancestors, one a depth). The row itself is
+// the last visible one; it sees own positions >= first.
+struct Window {
+  int64_t masked_from = INT64_MAX;  // INT64_MAX: no tree mask
+  int64_t first = 0;                // the earliest own position seen (0: no window)
+  __device__ bool sees(const PagedAttentionParams& p, int64_t t, int64_t pos) const {
+    if (first == 0) return true;
+    if (pos < masked_from) return pos >= first;
+    return masked_from + visible_below(p, t, pos - masked_from) >= first;
+  }
+};
+
+__device__ __forceinline__ Window window_of(const PagedAttentionParams& p, int64_t entry, int64_t t, int64_t len) {
+  Window w;
+  if (p.mask) w.masked_from = min(len, static_cast<int64_t>(p.mask_start[entry]));
+  if (p.window <= 0) return w;
+  int64_t position = len - 1;
+  if (w.masked_from < len)
+    position = w.masked_from - 1 + visible_below(p, t, min(len - w.masked_from, p.mask_words * 64));
+  w.first = max(static_cast<int64_t>(0), position - p.window + 1);
+  return w;
+}
+
 struct SliceLayout {
   int64_t first_query = 0;
   int64_t max_chunks = 0;  // chunk stride of the workspace
@@ -104,6 +140,18 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
   const int64_t end = min(begin + kAttentionChunk, len);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const bool active = lane < ACTIVE;
+  const Window window = window_of(p, entry, t, len);
+  if (end <= window.first && end <= window.masked_from) {  // the whole chunk is behind the window
+    for (int idx = threadIdx.x; idx < g * HEAD_DIM; idx += kWarps * 32) {
+      float* part = partial_base(p, s, q_local, head0 + idx / HEAD_DIM, HEAD_DIM);
+      if (idx % HEAD_DIM == 0) {
+        part[chunk * 2] = -INFINITY;
+        part[chunk * 2 + 1] = 0.0f;
+      }
+      part[s.max_chunks * 2 + chunk * HEAD_DIM + idx % HEAD_DIM] = 0.0f;
+    }
+    return;
+  }
 
   float q[G][PER_LANE];
 #pragma unroll
@@ -136,7 +184,7 @@ __global__ void __launch_bounds__(kWarpsFor<HEAD_DIM> * 32) attention_chunk_kern
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t pos = base + u * kWarps;
-      use[u] = pos < end && visible(p, entry, t, pos);
+      use[u] = pos < end && visible(p, entry, t, pos) && window.sees(p, t, pos);
       kraw[u] = Vec{};
       vraw[u] = Vec{};
       if (use[u] && active) {
@@ -339,8 +387,10 @@ __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
   // every sum then runs over the chunks in chunk order.
   __shared__ float weight[kMaxMergeChunks];
   __shared__ float shared_big, shared_sum;
+  // A sink joins the softmax as one more logit with no value (the larger max shifts both).
+  const float sink = p.sinks ? to_float(static_cast<const T*>(p.sinks)[head]) : -INFINITY;
   if (threadIdx.x == 0) {
-    float big = -INFINITY;
+    float big = sink;
     for (int64_t c = 0; c < chunks; ++c) big = fmaxf(big, part[c * 2]);
     shared_big = big;
   }
@@ -352,6 +402,7 @@ __global__ void attention_merge_kernel(PagedAttentionParams p, SliceLayout s) {
   if (threadIdx.x == 0) {
     float sum = 0.0f;
     for (int64_t c = 0; c < chunks; ++c) sum = fmaf(part[c * 2 + 1], weight[c], sum);  // empty chunks add 0
+    if (p.sinks) sum += __expf(sink - big);
     shared_sum = sum;
   }
   __syncthreads();
@@ -373,7 +424,7 @@ void launch(const PagedAttentionParams& p, int64_t slice_queries, cudaStream_t s
   s.group = p.num_heads / p.num_kv_heads;
   s.heads_per_block = s.group < kMaxGroup ? s.group : kMaxGroup;
   const int64_t blocks_per_kv = (s.group + s.heads_per_block - 1) / s.heads_per_block;
-  if (p.tiles && p.num_tiles < p.tokens && slice_queries >= p.tokens && HEAD_DIM <= 128) {
+  if (p.tiles && p.num_tiles < p.tokens && slice_queries >= p.tokens && HEAD_DIM <= 128 && !p.sinks && p.window == 0) {
     s.first_query = 0;
     const dim3 grid(static_cast<unsigned>(p.num_tiles), static_cast<unsigned>(p.num_kv_heads),
                     static_cast<unsigned>(s.max_chunks));

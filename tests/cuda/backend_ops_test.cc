@@ -428,6 +428,43 @@ TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
   }
 }
 
+// GPT-OSS's attention variants (the chunked kernel, kernels/cuda/paged_attention.cu) against the CPU:
+// sinks (a logit per head in the softmax's denominator), sliding windows from one position to
+// more than the context, crossing page and 64-position chunk boundaries, with decode, prefill and
+// tree queries (a tree row's window counts its visible tree slots as its path, as the CPU does),
+// GQA groups of 1 to 8, with and without sinks (a window of 1000 is longer than most contexts here:
+// the CPU then attends to everything).
+TEST_P(CudaAttentionTest, SinksAndSlidingWindowsMatchCpu) {
+  std::mt19937 rng(11);
+  for (PagedCase c : {PagedCase{64, 8, 1, 16}, PagedCase{64, 64, 8, 16}, PagedCase{128, 8, 8, 32}}) {
+    auto [sinks, sinks_ref] = bf16_pair(random({c.num_heads}, 2.0f));
+    for (int64_t context : {1, 17, 128, 129, 300, 2100})
+      for (int64_t window : {1, 5, 16, 128, 1000})
+        for (int64_t tree_nodes : {0, 5, 64})
+          for (bool with_sinks : {false, true}) {
+            SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " heads " << c.num_heads << "/"
+                                            << c.num_kv_heads << " context " << context << " window " << window
+                                            << " tree " << tree_nodes << (with_sinks ? " sinks" : ""));
+            PagedFixture f(*this, c, (context + 100) / c.block_size + 8);
+            const int32_t seq = f.add_sequence(context + tree_nodes);
+            f.add_query(seq, static_cast<int32_t>(context));
+            for (int64_t i = std::max<int64_t>(0, context - 9); i < context; ++i)
+              f.add_query(seq, static_cast<int32_t>(i + 1));
+            if (tree_nodes > 0) add_tree(f, seq, context, tree_nodes, rng);
+            const int64_t tokens = static_cast<int64_t>(f.meta.token_seq.size());
+            auto [q, q_ref] = bf16_pair(random({tokens, c.num_heads, c.head_dim}));
+            const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+            const AttentionVariant gpu_variant{with_sinks ? &sinks : nullptr, window};
+            const AttentionVariant cpu_variant{with_sinks ? &sinks_ref : nullptr, window};
+            Tensor out = gpu_out({tokens, c.num_heads, c.head_dim});
+            gpu_->attention_variant(q, f.gpu_kv, f.meta, scale, c.block_size, gpu_variant, out);
+            Tensor ref = Tensor::zeros({tokens, c.num_heads, c.head_dim});
+            cpu_.attention_variant(q_ref, f.cpu_kv, f.meta, scale, c.block_size, cpu_variant, ref);
+            EXPECT_LE(rel_error(host(out), ref), 1e-2);
+          }
+  }
+}
+
 // The rows of a context's last page past its end hold whatever was there (never written, stale,
 // NaN), and a kernel that stages whole pages reads them: they must not reach the output (P V's zero
 // weights times NaN is NaN). Block sizes 8 to 256 and 48; a 1100-position prompt ends inside a
