@@ -74,6 +74,9 @@ struct ForwardInputs {
   const std::vector<int32_t>* positions = nullptr;
   const AttentionMetadata* attention = nullptr;
   const std::vector<int32_t>* logit_rows = nullptr;
+  // The sliding-window page group's metadata (ForwardBatch::window_attention), when the model
+  // has one: uploaded with the rest, so its layers read it without a copy of their own.
+  const AttentionMetadata* window_attention = nullptr;
 };
 
 // How one logit row becomes a token, exactly as plain decoding picks it (core/sampler.h): the

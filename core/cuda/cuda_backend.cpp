@@ -241,6 +241,7 @@ const float* CudaBackend::device_floats(const std::vector<float>& host) {
 
 const cuda_backend::DeviceAttention& CudaBackend::device_attention(const AttentionMetadata& meta) {
   if (&meta == upload_.inputs().attention) return upload_.attention();
+  if (&meta == upload_.inputs().window_attention) return upload_.window_attention();
   adhoc_attention_ = upload_.upload_attention(meta, arena_, staging_, stream_);
   return adhoc_attention_;
 }

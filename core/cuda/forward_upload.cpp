@@ -154,6 +154,14 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   const std::vector<int32_t> tables = pad_tables(*inputs.attention, stride);
   const std::vector<int32_t> tiles = query_tiles(*inputs.attention);
   const AttentionOffsets attn = pack_attention(*inputs.attention, tables, stride, tiles, packer);
+  int64_t window_stride = 0;
+  std::vector<int32_t> window_tables, window_tiles;
+  AttentionOffsets window{};
+  if (inputs.window_attention) {
+    window_tables = pad_tables(*inputs.window_attention, window_stride);
+    window_tiles = query_tiles(*inputs.window_attention);
+    window = pack_attention(*inputs.window_attention, window_tables, window_stride, window_tiles, packer);
+  }
 
   reserve_staging(packer.size());
   packer.copy_into(staging_);
@@ -171,12 +179,17 @@ void ForwardUpload::upload(const ForwardInputs& inputs, cudaStream_t stream) {
   positions_ = reinterpret_cast<const int32_t*>(device + positions);
   logit_rows_ = reinterpret_cast<const int32_t*>(device + rows);
   attention_ = device_view(*inputs.attention, attn, device);
+  window_attention_ =
+      inputs.window_attention ? device_view(*inputs.window_attention, window, device) : DeviceAttention{};
   const AttentionMetadata& m = *inputs.attention;
   uint64_t key = 1469598103934665603ull;
-  for (uint64_t v : {uint64_t(inputs.tokens->size()), uint64_t(inputs.logit_rows->size()),
-                     uint64_t(m.block_tables.size()), uint64_t(stride), uint64_t(attention_.max_kv_len),
-                     uint64_t(m.mask.empty() ? 0 : m.mask_words), uint64_t(m.tables_per_seq),
-                     uint64_t(attn.num_tiles), uint64_t(attn.max_tile_queries)})
+  for (uint64_t v :
+       {uint64_t(inputs.tokens->size()), uint64_t(inputs.logit_rows->size()), uint64_t(m.block_tables.size()),
+        uint64_t(stride), uint64_t(attention_.max_kv_len), uint64_t(m.mask.empty() ? 0 : m.mask_words),
+        uint64_t(m.tables_per_seq), uint64_t(attn.num_tiles), uint64_t(attn.max_tile_queries),
+        // the window group's tables: their width and count shape its layers' launches
+        uint64_t(inputs.window_attention ? inputs.window_attention->block_tables.size() : 0), uint64_t(window_stride),
+        uint64_t(window_attention_.max_kv_len)})
     key = (key ^ v) * 1099511628211ull;
   shape_key_ = key;
 }

@@ -52,6 +52,7 @@ class ForwardUpload {
   const int32_t* positions() const { return positions_; }
   const int32_t* logit_rows() const { return logit_rows_; }
   const DeviceAttention& attention() const { return attention_; }
+  const DeviceAttention& window_attention() const { return window_attention_; }  // when inputs() has one
   // Identifies everything a forward's launches depend on besides device memory contents: token
   // and row counts, sequences, the padded block-table width, the bucketed longest context, the
   // mask width. Two forwards with one key run identical launches.
@@ -66,7 +67,7 @@ class ForwardUpload {
   const int32_t* tokens_ = nullptr;
   const int32_t* positions_ = nullptr;
   const int32_t* logit_rows_ = nullptr;
-  DeviceAttention attention_;
+  DeviceAttention attention_, window_attention_;
   uint64_t shape_key_ = 0;
   uint64_t generation_ = 0;
   char* device_ = nullptr;  // the forward upload's device copy

@@ -363,7 +363,8 @@ auto ModelRunner::run_exact(const ForwardBatch& batch, Read read) {
   const int64_t t = batch.num_tokens();
   DRIFT_CHECK(t > 0, "empty forward batch");
   captured_queries_.assign(static_cast<size_t>(config_.num_layers), Tensor());  // kept only by this forward's rows
-  backend_.begin_forward({&batch.tokens, &batch.positions, &batch.attention, &batch.logit_rows});
+  backend_.begin_forward({&batch.tokens, &batch.positions, &batch.attention, &batch.logit_rows,
+                          batch.window_attention.slots.empty() ? nullptr : &batch.window_attention});
   struct EndForward {
     Backend& backend;
     ~EndForward() { backend.end_forward(); }
