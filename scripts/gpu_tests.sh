@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
   exit 1
 }
 status=0
-for t in ${GPU_TESTS:-backend_ops_test plugin_services_gpu_test engine_gpu_test}; do
+for t in ${GPU_TESTS:-backend_ops_test plugin_services_gpu_test engine_gpu_test moe_routing_test}; do
   echo "== $t"
   ./build/tests/$t --gtest_brief=1 ${GTEST_ARGS:-} 2>&1 | tee "$out/$t.log" | grep -E "metric|FAILED|PASSED|SKIPPED|Failure|error|Expected|Which|actual" | head -60
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

@@ -234,6 +234,21 @@ bool skinny_gemm_mma_rope_qkv(const void* x, const RowScales& scales, const void
                               const RopeQkvOutputs& out, int64_t rows, int64_t k, ElemType storage,
                               cudaStream_t stream);
 
+// --- mixture of experts (moe_routing.cu; kernels/cpu/moe.h is the reference) ---
+constexpr int64_t kMaxExpertsPerToken = 8;
+// Each row's experts_per_token largest logits of fp32 logits [rows, experts] (ties: the lower
+// expert), as expert_ids [rows, experts_per_token] in descending order, and their softmax
+// weights [rows, experts_per_token] (fp32). False (nothing launched) for experts_per_token
+// outside 1..min(kMaxExpertsPerToken, experts).
+bool moe_route(const float* logits, int64_t rows, int64_t experts, int64_t experts_per_token, int32_t* expert_ids,
+               float* weights, cudaStream_t stream);
+// The entries of expert_ids [entries] (a routing's (row, slot) pairs, flattened) grouped by
+// expert, stably: order [entries] lists entry indices, expert e's at order[offsets[e] ..
+// offsets[e + 1]) in entry order; counts [experts], offsets [experts + 1]. No atomics: the same
+// routing always groups alike.
+void moe_group(const int32_t* expert_ids, int64_t entries, int64_t experts, int32_t* counts, int32_t* offsets,
+               int32_t* order, cudaStream_t stream);
+
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].
 void argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, cudaStream_t stream);
