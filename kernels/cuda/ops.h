@@ -249,6 +249,24 @@ bool moe_route(const float* logits, int64_t rows, int64_t experts, int64_t exper
 void moe_group(const int32_t* expert_ids, int64_t entries, int64_t experts, int32_t* counts, int32_t* offsets,
                int32_t* order, cudaStream_t stream);
 
+// The experts (moe_experts.cu), MXFP4 weights kept 4-bit: blocks U8 [experts, out, in / 32, 16]
+// (e2m1 codes, the lower nibble first) and scales U8 [experts, out, in / 32] (E8M0), as gpt-oss
+// checkpoints store them; bias [experts, out] of `storage` or null. For every routed entry (row
+// * experts_per_token + slot, grouped by moe_group's order / offsets):
+// y [entries, out] (fp32) = W_e x[row] + b_e, x [rows, in] of `storage`. Each chosen expert's
+// weights are read once for all its rows. False (nothing launched) when in % 32 != 0.
+bool mxfp4_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
+                       const uint8_t* blocks, const uint8_t* scales, const void* bias, const int32_t* order,
+                       const int32_t* offsets, float* y, ElemType storage, cudaStream_t stream);
+// act [entries, inter] (of `storage`) = GPT-OSS's clamped SwiGLU of gate_up [entries, 2 inter]
+// (fp32; gates at even, ups at odd outputs).
+void moe_swiglu(const float* gate_up, int64_t entries, int64_t inter, float limit, float alpha, void* act,
+                ElemType storage, cudaStream_t stream);
+// out [rows, hidden] (fp32) = each row's experts' y [rows * experts_per_token, hidden] weighted by
+// moe_route's weights, summed in slot order.
+void moe_combine(const float* y, const float* weights, int64_t rows, int64_t experts_per_token, int64_t hidden,
+                 float* out, cudaStream_t stream);
+
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].
 void argmax_rows(const float* logits, int64_t rows, int64_t vocab, int32_t* out, cudaStream_t stream);

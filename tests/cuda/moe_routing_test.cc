@@ -1,16 +1,21 @@
-// Mixture-of-experts routing on the device (kernels/cuda/moe_routing.cu) against the CPU's rule
-// (kernels/cpu/moe.h: the largest logits, ties to the lower expert, softmax over the chosen):
-// expert ids equal exactly, weights within fp32 rounding, over 1-4096 rows, 4-128 experts and
-// top 1-4, logits with many ties; and the grouping by expert is exactly the stable order.
+// Mixture-of-experts on the device against the CPU's rule (kernels/cpu/moe.h):
+//  - routing (kernels/cuda/moe_routing.cu): the largest logits, ties to the lower expert, softmax
+//    over the chosen -- expert ids equal exactly, weights within fp32 rounding, over 1-4096 rows,
+//    4-128 experts and top 1-4, logits with many ties; the grouping by expert is exactly the
+//    stable order;
+//  - the experts with MXFP4 weights (kernels/cuda/moe_experts.cu): gate_up, the clamped SwiGLU,
+//    down and the weighted combine against a host reference over the same dequantized weights.
 // Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "core/model/mxfp4.h"
 #include "support/cuda_device.h"
 #ifdef DRIFT_WITH_CUDA
 #include <cuda_runtime.h>
@@ -94,6 +99,133 @@ TEST(MoeRoutingGpu, TopExpertsAndWeightsEqualTheCpusAndGroupStably) {
       }
   EXPECT_FALSE(cuda::moe_route(nullptr, 1, 4, 5, nullptr, nullptr, nullptr)) << "more experts per token than experts";
   EXPECT_FALSE(cuda::moe_route(nullptr, 1, 64, cuda::kMaxExpertsPerToken + 1, nullptr, nullptr, nullptr));
+#endif
+}
+
+#ifdef DRIFT_WITH_CUDA
+uint16_t bf16_bits(float v) {  // round to nearest even
+  uint32_t u;
+  std::memcpy(&u, &v, 4);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+float bf16_value(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float v;
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+// Random MXFP4 experts [experts, out, in / 32, 16] and scales, and their values [experts, out, in].
+struct Mxfp4Experts {
+  std::vector<uint8_t> blocks, scales;
+  std::vector<float> dense;
+  Mxfp4Experts(int64_t experts, int64_t out, int64_t in, std::mt19937& rng) {
+    const int64_t groups = in / 32;
+    blocks.resize(static_cast<size_t>(experts * out * groups * 16));
+    scales.resize(static_cast<size_t>(experts * out * groups));
+    for (uint8_t& b : blocks) b = static_cast<uint8_t>(rng() & 0xff);
+    for (uint8_t& s : scales) s = static_cast<uint8_t>(121 + rng() % 6);  // 2^-6 .. 2^-1
+    dense.resize(static_cast<size_t>(experts * out * in));
+    for (int64_t r = 0; r < experts * out; ++r)
+      for (int64_t i = 0; i < in; ++i) {
+        const uint8_t byte = blocks[(r * groups + i / 32) * 16 + (i % 32) / 2];
+        dense[r * in + i] = mxfp4_value(i % 2 ? byte >> 4 : byte & 15, scales[r * groups + i / 32]);
+      }
+  }
+};
+#endif
+
+TEST(MoeExpertsGpu, Mxfp4ExpertsSwigluAndCombineMatchTheHostReference) {
+  DRIFT_CUDA_BACKEND_OR_SKIP(gpu);
+#ifdef DRIFT_WITH_CUDA
+  std::mt19937 rng(9);
+  constexpr int64_t kHidden = 128, kInter = 64, kExperts = 16, kTop = 4;
+  constexpr float kLimit = 7.0f, kAlpha = 1.702f;
+  const Mxfp4Experts gate_up(kExperts, 2 * kInter, kHidden, rng), down(kExperts, kHidden, kInter, rng);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<uint16_t> gate_up_bias(kExperts * 2 * kInter), down_bias(kExperts * kHidden);
+  for (uint16_t& b : gate_up_bias) b = bf16_bits(0.1f * normal(rng));
+  for (uint16_t& b : down_bias) b = bf16_bits(0.1f * normal(rng));
+  for (int64_t rows : {1, 3, 17, 64}) {
+    SCOPED_TRACE(testing::Message() << rows << " rows");
+    std::vector<uint16_t> x(rows * kHidden);
+    for (uint16_t& v : x) v = bf16_bits(normal(rng));
+    std::vector<float> logits(rows * kExperts);
+    for (float& l : logits) l = normal(rng);
+    std::vector<int32_t> ids(rows * kTop);
+    std::vector<float> weights(ids.size());
+    for (int64_t r = 0; r < rows; ++r)
+      cpu_route(&logits[r * kExperts], kExperts, kTop, &ids[r * kTop], &weights[r * kTop]);
+    // The host reference: each routed expert over the dequantized weights, its activation rounded
+    // to bf16 as the device stores it, combined in slot order.
+    std::vector<float> want(rows * kHidden, 0.0f);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t s = 0; s < kTop; ++s) {
+        const int64_t e = ids[r * kTop + s];
+        std::vector<float> act(kInter);
+        for (int64_t j = 0; j < kInter; ++j) {
+          float h[2];
+          for (int half = 0; half < 2; ++half) {
+            const int64_t o = 2 * j + half;
+            double sum = bf16_value(gate_up_bias[e * 2 * kInter + o]);
+            for (int64_t i = 0; i < kHidden; ++i)
+              sum += double(gate_up.dense[(e * 2 * kInter + o) * kHidden + i]) * bf16_value(x[r * kHidden + i]);
+            h[half] = static_cast<float>(sum);
+          }
+          const float g = std::min(h[0], kLimit), u = std::clamp(h[1], -kLimit, kLimit);
+          act[j] = bf16_value(bf16_bits((u + 1.0f) * (g / (1.0f + std::exp(-kAlpha * g)))));
+        }
+        for (int64_t d = 0; d < kHidden; ++d) {
+          double sum = bf16_value(down_bias[e * kHidden + d]);
+          for (int64_t j = 0; j < kInter; ++j) sum += double(down.dense[(e * kHidden + d) * kInter + j]) * act[j];
+          want[r * kHidden + d] += weights[r * kTop + s] * static_cast<float>(sum);
+        }
+      }
+    // The device: group, gate_up, SwiGLU, down, combine.
+    const int64_t entries = rows * kTop;
+    uint16_t* d_x = device_copy(x);
+    int32_t* d_ids = device_copy(ids);
+    float* d_weights = device_copy(weights);
+    uint8_t *d_gu = device_copy(gate_up.blocks), *d_gu_s = device_copy(gate_up.scales);
+    uint8_t *d_dn = device_copy(down.blocks), *d_dn_s = device_copy(down.scales);
+    uint16_t *d_gu_b = device_copy(gate_up_bias), *d_dn_b = device_copy(down_bias);
+    int32_t *d_counts = nullptr, *d_offsets = nullptr, *d_order = nullptr;
+    float *d_h = nullptr, *d_y = nullptr, *d_out = nullptr;
+    uint16_t* d_act = nullptr;
+    ASSERT_EQ(cudaMalloc(&d_counts, kExperts * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_offsets, (kExperts + 1) * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_order, entries * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_h, entries * 2 * kInter * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_act, entries * kInter * 2), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_y, entries * kHidden * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_out, rows * kHidden * 4), cudaSuccess);
+    cuda::moe_group(d_ids, entries, kExperts, d_counts, d_offsets, d_order, nullptr);
+    ASSERT_TRUE(cuda::mxfp4_expert_gemv(d_x, kHidden, 2 * kInter, kExperts, kTop, d_gu, d_gu_s, d_gu_b, d_order,
+                                        d_offsets, d_h, cuda::ElemType::BF16, nullptr));
+    cuda::moe_swiglu(d_h, entries, kInter, kLimit, kAlpha, d_act, cuda::ElemType::BF16, nullptr);
+    // Down reads each entry's own activation row: the entries are the rows here (one slot each).
+    ASSERT_TRUE(cuda::mxfp4_expert_gemv(d_act, kInter, kHidden, kExperts, 1, d_dn, d_dn_s, d_dn_b, d_order, d_offsets,
+                                        d_y, cuda::ElemType::BF16, nullptr));
+    cuda::moe_combine(d_y, d_weights, rows, kTop, kHidden, d_out, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<float> got = host_copy(d_out, want.size());
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      diff += (got[i] - want[i]) * (got[i] - want[i]);
+      norm += want[i] * want[i];
+    }
+    EXPECT_LE(std::sqrt(diff / norm), 1e-3);
+    for (void* p :
+         {static_cast<void*>(d_x), static_cast<void*>(d_ids), static_cast<void*>(d_weights), static_cast<void*>(d_gu),
+          static_cast<void*>(d_gu_s), static_cast<void*>(d_dn), static_cast<void*>(d_dn_s), static_cast<void*>(d_gu_b),
+          static_cast<void*>(d_dn_b), static_cast<void*>(d_counts), static_cast<void*>(d_offsets),
+          static_cast<void*>(d_order), static_cast<void*>(d_h), static_cast<void*>(d_act), static_cast<void*>(d_y),
+          static_cast<void*>(d_out)})
+      cudaFree(p);
+  }
+  EXPECT_FALSE(cuda::mxfp4_expert_gemv(nullptr, 100, 8, 4, 1, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                       cuda::ElemType::BF16, nullptr))
+      << "inputs not whole MXFP4 blocks";
 #endif
 }
 
