@@ -45,14 +45,27 @@ struct AttentionVariant {
   bool plain() const { return !sinks && window == 0; }
 };
 
+// One projection of every expert, [experts, outputs, inputs] (outputs first, as every linear
+// weight) + bias [experts, outputs]: dense in the backend's compute dtype, or MXFP4 kept 4-bit
+// where the backend keeps it (Backend::keeps_mxfp4; core/model/mxfp4.h is the format).
+struct ExpertProjection {
+  Tensor dense;   // [experts, outputs, inputs], or empty when MXFP4
+  Tensor blocks;  // U8 [experts, outputs, inputs / 32, 16]: e2m1 codes, the lower nibble first
+  Tensor scales;  // U8 [experts, outputs, inputs / 32]: E8M0 scales
+  Tensor bias;    // [experts, outputs]
+  bool mxfp4() const { return !blocks.empty(); }
+  int64_t outputs() const { return mxfp4() ? blocks.dim(1) : dense.dim(1); }
+  int64_t inputs() const { return mxfp4() ? blocks.dim(2) * 32 : dense.dim(2); }
+};
+
 // A mixture of experts as GPT-OSS computes it: router [experts, hidden] + bias [experts]; expert e
-// computes h = gate_up[e] x + gate_up_bias[e] ([2 * inter, hidden], outputs first as every
-// linear weight; gates at even outputs, ups at odd), then (h_up + 1) * h_gate * sigmoid(alpha
-// h_gate) with gate <= limit and |up| <= limit, then down[e] ([hidden, inter]) + down_bias[e]. A
-// token's experts are the experts_per_token largest router logits, weighted by the softmax over
-// those logits.
+// computes h = gate_up[e] x + gate_up.bias[e] ([2 * inter, hidden]; gates at even outputs, ups at
+// odd), then (h_up + 1) * h_gate * sigmoid(alpha h_gate) with gate <= limit and |up| <= limit,
+// then down[e] ([hidden, inter]) + down.bias[e]. A token's experts are the experts_per_token
+// largest router logits, weighted by the softmax over those logits.
 struct MoeWeights {
-  Tensor router, router_bias, gate_up, gate_up_bias, down, down_bias;
+  Tensor router, router_bias;
+  ExpertProjection gate_up, down;
 };
 struct MoeShape {
   int64_t experts_per_token = 0;
@@ -174,6 +187,11 @@ class Backend {
   // linear_qkv_rope_write). A backend may then store the rows in its own order (CUDA keeps each
   // pair in one GEMM tile so the GEMM finishes the pointwise op); the CPU keeps them stacked.
   virtual Tensor load_weight(std::span<const RawTensor> row_blocks, int64_t pair_span = 0);
+  // Whether MXFP4 experts load as their 4-bit blocks and scales (load_bytes), computed from those
+  // in moe_mlp; otherwise the loader expands them to dense weights.
+  virtual bool keeps_mxfp4() const { return false; }
+  // Packed bytes (U8, e.g. MXFP4 blocks) on the backend as stored. The default refuses.
+  virtual Tensor load_bytes(const RawTensor& bytes);
   virtual Tensor to_host_f32(const Tensor& t) = 0;
   // Waits for all queued work (timing; a device backend runs ops asynchronously).
   virtual void synchronize() {}
@@ -219,7 +237,7 @@ class Backend {
   virtual void attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                                  int64_t block_size, const AttentionVariant& variant, Tensor& out);
   // out [rows, hidden] = the mixture of experts of x [rows, hidden] (MoeWeights). The default
-  // refuses (the CPU backend implements it).
+  // refuses (the CPU and CUDA backends implement it).
   virtual void moe_mlp(const Tensor& x, const MoeWeights& weights, const MoeShape& shape, Tensor& out);
   virtual void silu_mul(const Tensor& gate_up, Tensor& out) = 0;
   // The MLP's first half: act [rows, intermediate] = silu(x gate^T) * (x up^T), gate_up = gate | up

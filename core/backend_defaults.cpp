@@ -44,6 +44,10 @@ void Backend::attention_variant(const Tensor& q, const LayerKV& kv, const Attent
   attention(q, kv, meta, scale, block_size, out);
 }
 
+Tensor Backend::load_bytes(const RawTensor&) {
+  fail("backend {}: packed (MXFP4) weights cannot be loaded as stored; they are expanded on load", name());
+}
+
 void Backend::moe_mlp(const Tensor&, const MoeWeights&, const MoeShape&, Tensor&) {
   fail("backend {}: mixture-of-experts layers are not implemented (the CPU backend runs them)", name());
 }

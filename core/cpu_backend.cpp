@@ -97,17 +97,18 @@ void CpuBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& s
   a.rows = x.dim(0);
   a.hidden = x.dim(1);
   a.experts = w.router.dim(0);
-  a.inter = w.down.dim(2);
+  a.inter = w.down.inputs();
+  DRIFT_CHECK(!w.gate_up.mxfp4() && !w.down.mxfp4(), "moe: the cpu backend computes dense experts (expanded on load)");
   a.experts_per_token = shape.experts_per_token;
   DRIFT_CHECK(a.experts_per_token >= 1 && a.experts_per_token <= a.experts, "moe: {} experts per token of {}",
               a.experts_per_token, a.experts);
   a.x = x.as<float>();
   a.router = w.router.as<float>();
   a.router_bias = w.router_bias.as<float>();
-  a.gate_up = w.gate_up.as<float>();
-  a.gate_up_bias = w.gate_up_bias.as<float>();
-  a.down = w.down.as<float>();
-  a.down_bias = w.down_bias.as<float>();
+  a.gate_up = w.gate_up.dense.as<float>();
+  a.gate_up_bias = w.gate_up.bias.as<float>();
+  a.down = w.down.dense.as<float>();
+  a.down_bias = w.down.bias.as<float>();
   a.out = out.as<float>();
   a.limit = shape.limit;
   a.alpha = shape.alpha;

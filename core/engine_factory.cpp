@@ -118,16 +118,16 @@ void check_special_tokens_in_vocab(const SpecialTokens& special, const ModelConf
   if (special.bos_id) check(*special.bos_id, "beginning-of-sequence");
 }
 
-// GPT-OSS's layers (sinks, windows, experts) exist on the CPU backend so far (the CUDA kernels are
-// issue 34's next part). Draft trees verify under its windows with full verification; a partial
-// view (a verification plugin's page lists) renumbers positions, which a window cannot measure.
+// GPT-OSS's layers (sinks, windows, experts) run on the CPU and CUDA backends. Draft trees verify
+// under its windows with full verification; a partial view (a verification plugin's page lists)
+// renumbers positions, which a window cannot measure.
 // source: the config's name for messages ("config" when it has none: `--model` on the command line).
 void check_backend_runs_model(const std::string& source, const EngineConfig& config, const ModelConfig& model,
                               Backend& backend) {
   if (model.arch != Architecture::GptOss) return;
-  if (backend.device() != Device::CPU)
+  if (backend.device() != Device::CPU && backend.device() != Device::CUDA)
     fail(
-        "{}: model_type gpt_oss ({}) runs on the cpu backend only for now; backend {} has no kernels for its "
+        "{}: model_type gpt_oss ({}) runs on the cpu and cuda backends; backend {} has no kernels for its "
         "attention sinks, sliding windows and experts",
         source, config.model.path, backend.name());
   if (config.speculative.enabled && config.speculative.verification != "full")

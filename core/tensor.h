@@ -10,8 +10,9 @@
 namespace drift {
 
 // I64, Bool and U8 exist only as stored checkpoint dtypes (an EAGLE-3 head's d2t / t2d; MXFP4
-// experts' blocks and scales): no op takes them; to_i32 (core/safetensors.h) reads the first two
-// into I32, core/model/mxfp4 the last.
+// experts' blocks and scales): to_i32 (core/safetensors.h) reads the first two into I32; MXFP4 is
+// expanded by core/model/mxfp4, or kept as U8 tensors by a backend whose moe_mlp reads it
+// (Backend::keeps_mxfp4). No other op takes them.
 enum class DType : uint8_t { F32, F16, BF16, I32, I64, Bool, U8 };
 enum class Device : uint8_t { CPU, CUDA };
 

@@ -47,6 +47,9 @@ class CudaBackend final : public Backend {
   // pair_span: kept in the paired-rows layout (kernels/cuda/ops.h: pair_rows) when it applies.
   Tensor load_weight(std::span<const RawTensor> row_blocks, int64_t pair_span = 0) override;
   Tensor to_host_f32(const Tensor& t) override;
+  // MXFP4 experts stay 4-bit on the device (cuda_backend_moe.cpp).
+  bool keeps_mxfp4() const override { return true; }
+  Tensor load_bytes(const RawTensor& bytes) override;
 
   void embedding(const Tensor& table, const std::vector<int32_t>& ids, Tensor& out) override;
   void rms_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
@@ -66,6 +69,8 @@ class CudaBackend final : public Backend {
   // Sinks and windows (GPT-OSS) in the chunked paged-attention kernel.
   void attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                          int64_t block_size, const AttentionVariant& variant, Tensor& out) override;
+  // Routing, grouping and the experts on the device (cuda_backend_moe.cpp).
+  void moe_mlp(const Tensor& x, const MoeWeights& weights, const MoeShape& shape, Tensor& out) override;
   void silu_mul(const Tensor& gate_up, Tensor& out) override;
   void linear_swiglu(const Tensor& x, const Tensor& gate_up, Tensor& gate_up_out, Tensor& act) override;
   void add_inplace(Tensor& x, const Tensor& y) override;

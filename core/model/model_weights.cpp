@@ -103,19 +103,31 @@ Tensor outputs_first(const RawTensor& stored) {
   return out;
 }
 
-// One expert projection on the backend as MoeWeights keeps it, [experts, outputs, inputs] (rows are
-// outputs, as every linear weight): transposed from transformers' dense layout, or expanded from
-// MXFP4 blocks [experts, outputs, inputs / 32, 16] and scales, which already run outputs first (the
-// CPU backend computes in fp32; the CUDA backend, which would keep the 4 bits, does not run GPT-OSS
-// yet).
-Tensor load_expert_weight(TensorReader& r, const ModelConfig& c, const std::string& name, int64_t inputs,
-                          int64_t outputs, Backend& backend) {
+// One expert projection, weights and bias, on the backend: MXFP4 blocks [experts, outputs,
+// inputs / 32, 16] and scales (already outputs first) kept 4-bit where the backend computes from
+// them, else dense [experts, outputs, inputs] (rows are outputs, as every linear weight): expanded
+// from MXFP4, or transposed from transformers' dense [experts, inputs, outputs].
+ExpertProjection load_expert_projection(TensorReader& r, const ModelConfig& c, const std::string& name, int64_t inputs,
+                                        int64_t outputs, Backend& backend) {
   const int64_t e = c.moe.num_experts, groups = inputs / kMxfp4Block;
-  const Tensor dense =
-      c.moe.mxfp4 ? dequantize_mxfp4_experts(r.read_bytes(name + "_blocks", {e, outputs, groups, kMxfp4Block / 2}),
-                                             r.read_bytes(name + "_scales", {e, outputs, groups}), name)
-                  : outputs_first(r.read(name, {e, inputs, outputs}));
-  return load(backend, {RawTensor{dense.data(), DType::F32, dense.shape()}});
+  ExpertProjection p;
+  p.bias = load(backend, {r.read(name + "_bias", {e, outputs})});
+  if (!c.moe.mxfp4) {
+    const Tensor dense = outputs_first(r.read(name, {e, inputs, outputs}));
+    p.dense = load(backend, {RawTensor{dense.data(), DType::F32, dense.shape()}});
+    return p;
+  }
+  const RawTensor blocks = r.read_bytes(name + "_blocks", {e, outputs, groups, kMxfp4Block / 2});
+  const RawTensor scales = r.read_bytes(name + "_scales", {e, outputs, groups});
+  if (backend.keeps_mxfp4()) {
+    check_mxfp4_scales(scales, name);
+    p.blocks = backend.load_bytes(blocks);
+    p.scales = backend.load_bytes(scales);
+    return p;
+  }
+  const Tensor dense = dequantize_mxfp4_experts(blocks, scales, name);
+  p.dense = load(backend, {RawTensor{dense.data(), DType::F32, dense.shape()}});
+  return p;
 }
 
 // GPT-OSS's router and experts.
@@ -124,10 +136,8 @@ MoeWeights load_experts(TensorReader& r, const ModelConfig& c, const std::string
   MoeWeights m;
   m.router = load(backend, {r.read(p + "router.weight", {e, h})});
   m.router_bias = load(backend, {r.read(p + "router.bias", {e})});
-  m.gate_up = load_expert_weight(r, c, p + "experts.gate_up_proj", h, 2 * inter, backend);
-  m.gate_up_bias = load(backend, {r.read(p + "experts.gate_up_proj_bias", {e, 2 * inter})});
-  m.down = load_expert_weight(r, c, p + "experts.down_proj", inter, h, backend);
-  m.down_bias = load(backend, {r.read(p + "experts.down_proj_bias", {e, h})});
+  m.gate_up = load_expert_projection(r, c, p + "experts.gate_up_proj", h, 2 * inter, backend);
+  m.down = load_expert_projection(r, c, p + "experts.down_proj", inter, h, backend);
   return m;
 }
 

@@ -16,6 +16,10 @@ constexpr int64_t kMxfp4Block = 32;  // values sharing one scale
 // One weight: the e2m1 value of `code` (0..15; bit 3 the sign) scaled by 2^(scale - 127).
 float mxfp4_value(uint8_t code, uint8_t scale);
 
+// Refuses a scale of 255 (E8M0's NaN) in scales U8 [experts, outputs, inputs / 32], naming `name`
+// and the block: a backend that keeps the 4 bits checks them once on load.
+void check_mxfp4_scales(const RawTensor& scales, const std::string& name);
+
 // The dense fp32 experts [experts, outputs, inputs] (as every linear weight; MoeWeights' layout)
 // from blocks U8 [experts, outputs, inputs / 32, 16] and scales U8 [experts, outputs, inputs / 32].
 // A scale of 255 (E8M0's NaN) is an error naming `name` and the block.

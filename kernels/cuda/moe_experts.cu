@@ -2,11 +2,12 @@
 // reference), for the few rows of decode and verification: bandwidth-bound, each chosen expert's
 // 4-bit weights read once for all the rows routed to it (moe_group's order), dequantized in
 // registers, never expanded in memory.
-//  - mxfp4_expert_gemv: y[entry] = W_e x[row(entry)] + b_e for every routed entry, fp32 out;
+//  - mxfp4_expert_gemv: y[entry] = W_e x[row(entry)] + b_e for every routed entry, fp32 out
+//    (dense_expert_gemv: the same over experts stored unquantized, in the storage type);
 //  - moe_swiglu: act = (clamp(up) + 1) * min(gate, limit) * sigmoid(alpha * min(gate, limit)),
 //    gates at even and ups at odd outputs of gate_up, as transformers' GptOssMLP;
 //  - moe_combine: out[row] = sum over the row's slots, in slot order, of weight * y[entry]
-//    (no atomics: a row's sum never depends on the other rows).
+//    (no atomics: a row's sum never depends on the other rows), fp32 or the storage type.
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/ops.h"
 
@@ -18,47 +19,85 @@ constexpr int kGemvWarps = 8;        // output rows in flight per block, one a w
 constexpr int kEntriesPerPass = 8;   // routed rows a warp accumulates at once (registers)
 constexpr int kBlockValues = 32;     // MXFP4: values sharing a scale, 16 bytes of codes
 
-// e2m1: sign bit 3, then 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+// e2m1 (sign bit 3, then 0, 0.5, 1, 1.5, 2, 3, 4, 6) as float bits: a magnitude m >= 2 is
+// 2^((m >> 1) - 1) * (1 + (m & 1) / 2), m = 1 is 0.5. Integer ops only: a table indexed by the
+// code would live in local memory.
 __device__ __forceinline__ float e2m1(uint32_t code) {
-  constexpr float kMagnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  const float m = kMagnitude[code & 7u];
-  return (code & 8u) ? -m : m;
+  const uint32_t m = code & 7u;
+  const uint32_t magnitude = m >= 2u ? ((126u + (m >> 1)) << 23) | ((m & 1u) << 22) : (m == 1u ? 0x3f000000u : 0u);
+  return __uint_as_float(magnitude | ((code & 8u) << 28));
 }
+
+// E8M0: 2^(scale - 127); 0 is 2^-127, a subnormal (255, NaN, is refused on load).
+__device__ __forceinline__ float e8m0(uint32_t scale) {
+  return scale == 0u ? __uint_as_float(0x00400000u) : __uint_as_float(scale << 23);
+}
+
+// 32 consecutive values of a 16-bit storage type as floats (four 16-byte loads).
+template <typename T>
+__device__ __forceinline__ void load_group(const T* src, float* v) {
+  const uint4* words = reinterpret_cast<const uint4*>(src);
+#pragma unroll
+  for (int part = 0; part < kBlockValues * static_cast<int>(sizeof(T)) / 16; ++part) {
+    const uint4 raw = words[part];
+    const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 16 / static_cast<int>(sizeof(T)); ++i) v[part * (16 / sizeof(T)) + i] = to_float(e[i]);
+  }
+}
+
+// An expert weight row's 32-value groups as floats: MXFP4 (4-bit codes, a power-of-two scale per
+// group, dequantized here in registers) or dense rows of the storage type (checkpoints that store
+// their experts unquantized, as the miniature golden/gptoss-tiny does).
+struct Mxfp4Rows {
+  const uint8_t* blocks;  // [experts, out, in / 32, 16]
+  const uint8_t* scales;  // [experts, out, in / 32]
+  __device__ __forceinline__ void group(int64_t row, int64_t groups, int64_t g, float* w) const {
+    const float scale = e8m0(scales[row * groups + g]);
+    const uint4 raw = *reinterpret_cast<const uint4*>(blocks + (row * groups + g) * (kBlockValues / 2));
+    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int i = 0; i < kBlockValues; ++i) w[i] = e2m1((words[i / 8] >> (4 * (i % 8))) & 15u) * scale;
+  }
+};
+template <typename T>
+struct DenseRows {
+  const T* weights;  // [experts, out, in]
+  __device__ __forceinline__ void group(int64_t row, int64_t groups, int64_t g, float* w) const {
+    load_group(weights + (row * groups + g) * kBlockValues, w);
+  }
+};
 
 // Grid (expert, output tile); warp w of a block takes output o = tile * kGemvWarps + w. Lanes
 // split the input's 32-value groups; each pass serves up to kEntriesPerPass of the expert's rows.
-template <typename T>
+// Both weight formats run this one loop, so they sum in the same order.
+template <typename T, typename Rows>
 __global__ void __launch_bounds__(kGemvWarps * kWarp)
-    mxfp4_gemv_kernel(const T* x, int64_t in, int64_t out, int64_t k, const uint8_t* blocks, const uint8_t* scales,
-                      const T* bias, const int32_t* order, const int32_t* offsets, float* y) {
+    expert_gemv_kernel(const T* x, int64_t in, int64_t out, int64_t k, Rows weights, const T* bias,
+                       const int32_t* order, const int32_t* offsets, float* y) {
   const int64_t e = blockIdx.x;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   const int64_t o = static_cast<int64_t>(blockIdx.y) * kGemvWarps + warp;
   if (o >= out) return;
   const int64_t first = offsets[e], last = offsets[e + 1];
   if (first == last) return;  // no row chose this expert: its weights are never read
-  const int64_t groups = in / kBlockValues;
-  const uint8_t* row_codes = blocks + (e * out + o) * groups * (kBlockValues / 2);
-  const uint8_t* row_scales = scales + (e * out + o) * groups;
+  const int64_t groups = in / kBlockValues, weight_row = e * out + o;
   const float b = bias ? to_float(bias[e * out + o]) : 0.0f;
   for (int64_t pass = first; pass < last; pass += kEntriesPerPass) {
     const int n = static_cast<int>(min(static_cast<int64_t>(kEntriesPerPass), last - pass));
     float acc[kEntriesPerPass] = {};
     for (int64_t g = lane; g < groups; g += kWarp) {
-      const float scale = ldexpf(1.0f, static_cast<int>(row_scales[g]) - 127);
-      const uint4 raw = *reinterpret_cast<const uint4*>(row_codes + g * (kBlockValues / 2));
-      const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
       float w[kBlockValues];
-#pragma unroll
-      for (int i = 0; i < kBlockValues; ++i) w[i] = e2m1((words[i / 8] >> (4 * (i % 8))) & 15u) * scale;
+      weights.group(weight_row, groups, g, w);
 #pragma unroll
       for (int j = 0; j < kEntriesPerPass; ++j) {
         if (j >= n) break;
         const int64_t row = order[pass + j] / k;
-        const T* xs = x + row * in + g * kBlockValues;
+        float xs[kBlockValues];
+        load_group(x + row * in + g * kBlockValues, xs);
         float dot = 0.0f;
 #pragma unroll
-        for (int i = 0; i < kBlockValues; ++i) dot = fmaf(w[i], to_float(xs[i]), dot);
+        for (int i = 0; i < kBlockValues; ++i) dot = fmaf(w[i], xs[i], dot);
         acc[j] += dot;
       }
     }
@@ -72,6 +111,21 @@ __global__ void __launch_bounds__(kGemvWarps * kWarp)
   }
 }
 
+template <typename Rows>
+bool launch_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
+                        Rows weights, const void* bias, const int32_t* order, const int32_t* offsets, float* y,
+                        ElemType storage, cudaStream_t stream) {
+  if (in % kBlockValues != 0 || experts < 1 || out < 1 || experts_per_token < 1) return false;
+  const dim3 grid(static_cast<unsigned>(experts), static_cast<unsigned>((out + kGemvWarps - 1) / kGemvWarps));
+  dispatch_storage(storage, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    expert_gemv_kernel<T><<<grid, kGemvWarps * kWarp, 0, stream>>>(static_cast<const T*>(x), in, out,
+                                                                   experts_per_token, weights,
+                                                                   static_cast<const T*>(bias), order, offsets, y);
+  });
+  return true;
+}
+
 template <typename T>
 __global__ void swiglu_kernel(const float* gate_up, int64_t entries, int64_t inter, float limit, float alpha, T* act) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -83,13 +137,13 @@ __global__ void swiglu_kernel(const float* gate_up, int64_t entries, int64_t int
 }
 
 __global__ void combine_kernel(const float* y, const float* weights, int64_t rows, int64_t k, int64_t hidden,
-                               float* out) {
+                               void* out, ElemType out_type) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= rows * hidden) return;
   const int64_t row = i / hidden, d = i % hidden;
   float sum = 0.0f;
   for (int64_t s = 0; s < k; ++s) sum = fmaf(weights[row * k + s], y[(row * k + s) * hidden + d], sum);
-  out[i] = sum;
+  store_float(out, out_type, i, sum);
 }
 
 }  // namespace
@@ -97,15 +151,20 @@ __global__ void combine_kernel(const float* y, const float* weights, int64_t row
 bool mxfp4_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
                        const uint8_t* blocks, const uint8_t* scales, const void* bias, const int32_t* order,
                        const int32_t* offsets, float* y, ElemType storage, cudaStream_t stream) {
-  if (in % kBlockValues != 0 || experts < 1 || out < 1 || experts_per_token < 1) return false;
-  const dim3 grid(static_cast<unsigned>(experts), static_cast<unsigned>((out + kGemvWarps - 1) / kGemvWarps));
+  return launch_expert_gemv(x, in, out, experts, experts_per_token, Mxfp4Rows{blocks, scales}, bias, order, offsets,
+                            y, storage, stream);
+}
+
+bool dense_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
+                       const void* weights, const void* bias, const int32_t* order, const int32_t* offsets, float* y,
+                       ElemType storage, cudaStream_t stream) {
+  bool launched = false;
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    mxfp4_gemv_kernel<T><<<grid, kGemvWarps * kWarp, 0, stream>>>(static_cast<const T*>(x), in, out,
-                                                                  experts_per_token, blocks, scales,
-                                                                  static_cast<const T*>(bias), order, offsets, y);
+    launched = launch_expert_gemv(x, in, out, experts, experts_per_token, DenseRows<T>{static_cast<const T*>(weights)},
+                                  bias, order, offsets, y, storage, stream);
   });
-  return true;
+  return launched;
 }
 
 void moe_swiglu(const float* gate_up, int64_t entries, int64_t inter, float limit, float alpha, void* act,
@@ -120,11 +179,11 @@ void moe_swiglu(const float* gate_up, int64_t entries, int64_t inter, float limi
 }
 
 void moe_combine(const float* y, const float* weights, int64_t rows, int64_t experts_per_token, int64_t hidden,
-                 float* out, cudaStream_t stream) {
+                 void* out, ElemType out_type, cudaStream_t stream) {
   const int64_t n = rows * hidden;
   if (n == 0) return;
   combine_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(y, weights, rows, experts_per_token,
-                                                                             hidden, out);
+                                                                             hidden, out, out_type);
 }
 
 }  // namespace drift::cuda

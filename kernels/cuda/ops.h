@@ -258,14 +258,19 @@ void moe_group(const int32_t* expert_ids, int64_t entries, int64_t experts, int3
 bool mxfp4_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
                        const uint8_t* blocks, const uint8_t* scales, const void* bias, const int32_t* order,
                        const int32_t* offsets, float* y, ElemType storage, cudaStream_t stream);
+// The same over dense experts: weights [experts, out, in] of `storage` (checkpoints that store
+// their experts unquantized). Both formats sum in the same order.
+bool dense_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
+                       const void* weights, const void* bias, const int32_t* order, const int32_t* offsets, float* y,
+                       ElemType storage, cudaStream_t stream);
 // act [entries, inter] (of `storage`) = GPT-OSS's clamped SwiGLU of gate_up [entries, 2 inter]
 // (fp32; gates at even, ups at odd outputs).
 void moe_swiglu(const float* gate_up, int64_t entries, int64_t inter, float limit, float alpha, void* act,
                 ElemType storage, cudaStream_t stream);
-// out [rows, hidden] (fp32) = each row's experts' y [rows * experts_per_token, hidden] weighted by
-// moe_route's weights, summed in slot order.
+// out [rows, hidden] (of out_type) = each row's experts' y [rows * experts_per_token, hidden]
+// weighted by moe_route's weights, summed in slot order.
 void moe_combine(const float* y, const float* weights, int64_t rows, int64_t experts_per_token, int64_t hidden,
-                 float* out, cudaStream_t stream);
+                 void* out, ElemType out_type, cudaStream_t stream);
 
 // --- selection (argmax.cu) ---
 // out[r] = the index of the largest logit in row r (lowest index on ties), fp32 logits [rows, vocab].

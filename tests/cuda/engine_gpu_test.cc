@@ -154,7 +154,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(GoldenRun{"golden/llama-tiny", "bfloat16"}, GoldenRun{"golden/qwen2-tiny", "bfloat16"},
                       GoldenRun{"golden/qwen3-tiny", "bfloat16"}, GoldenRun{"models/stories260K", "bfloat16"},
                       GoldenRun{"golden/llama-tiny", "float16"}, GoldenRun{"golden/qwen2-tiny", "float16"},
-                      GoldenRun{"golden/qwen3-tiny", "float16"}, GoldenRun{"models/stories260K", "float16"}),
+                      GoldenRun{"golden/qwen3-tiny", "float16"}, GoldenRun{"models/stories260K", "float16"},
+                      // GPT-OSS: sinks, sliding windows (their own page group) and experts; its
+                      // MXFP4 twin keeps the experts 4-bit on the device.
+                      GoldenRun{"golden/gptoss-tiny", "bfloat16"}, GoldenRun{"golden/gptoss-tiny", "float16"},
+                      GoldenRun{"golden/gptoss-tiny-mxfp4", "bfloat16"}),
     golden_run_name);
 
 // With fp16 storage (engine.dtype = "float16", set in a config file the binary reads), the
@@ -534,12 +538,12 @@ TEST_F(GpuEagle3Test, SixteenRequestsAtOnce) { expect_plain_outputs(prompts_, 16
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuPrefixCacheTest,
                          ::testing::Values("models/stories260K", "golden/llama-tiny", "golden/qwen2-tiny",
-                                           "golden/qwen3-tiny"),
+                                           "golden/qwen3-tiny", "golden/gptoss-tiny-mxfp4"),
                          model_test_name);
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuSpeculationTest,
                          ::testing::Values("models/stories260K", "golden/llama-tiny", "golden/qwen2-tiny",
-                                           "golden/qwen3-tiny"),
+                                           "golden/qwen3-tiny", "golden/gptoss-tiny", "golden/gptoss-tiny-mxfp4"),
                          model_test_name);
 
 }  // namespace

@@ -4,7 +4,8 @@
 //    4-128 experts and top 1-4, logits with many ties; the grouping by expert is exactly the
 //    stable order;
 //  - the experts with MXFP4 weights (kernels/cuda/moe_experts.cu): gate_up, the clamped SwiGLU,
-//    down and the weighted combine against a host reference over the same dequantized weights.
+//    down and the weighted combine against a host reference over the same dequantized weights;
+//    the same experts stored dense give the same bits.
 // Skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -206,7 +207,7 @@ TEST(MoeExpertsGpu, Mxfp4ExpertsSwigluAndCombineMatchTheHostReference) {
     // Down reads each entry's own activation row: the entries are the rows here (one slot each).
     ASSERT_TRUE(cuda::mxfp4_expert_gemv(d_act, kInter, kHidden, kExperts, 1, d_dn, d_dn_s, d_dn_b, d_order, d_offsets,
                                         d_y, cuda::ElemType::BF16, nullptr));
-    cuda::moe_combine(d_y, d_weights, rows, kTop, kHidden, d_out, nullptr);
+    cuda::moe_combine(d_y, d_weights, rows, kTop, kHidden, d_out, cuda::ElemType::F32, nullptr);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::vector<float> got = host_copy(d_out, want.size());
     double diff = 0, norm = 0;
@@ -215,6 +216,26 @@ TEST(MoeExpertsGpu, Mxfp4ExpertsSwigluAndCombineMatchTheHostReference) {
       norm += want[i] * want[i];
     }
     EXPECT_LE(std::sqrt(diff / norm), 1e-3);
+    // The same experts stored dense (bf16 holds every MXFP4 value exactly): the same loop sums in
+    // the same order, so the outputs equal bit for bit; the combine writes bf16 rows too.
+    std::vector<uint16_t> gate_up_dense(gate_up.dense.size()), down_dense(down.dense.size());
+    std::transform(gate_up.dense.begin(), gate_up.dense.end(), gate_up_dense.begin(), bf16_bits);
+    std::transform(down.dense.begin(), down.dense.end(), down_dense.begin(), bf16_bits);
+    uint16_t *d_gu_dense = device_copy(gate_up_dense), *d_dn_dense = device_copy(down_dense), *d_out16 = nullptr;
+    ASSERT_EQ(cudaMalloc(&d_out16, rows * kHidden * 2), cudaSuccess);
+    ASSERT_TRUE(cuda::dense_expert_gemv(d_x, kHidden, 2 * kInter, kExperts, kTop, d_gu_dense, d_gu_b, d_order,
+                                        d_offsets, d_h, cuda::ElemType::BF16, nullptr));
+    cuda::moe_swiglu(d_h, entries, kInter, kLimit, kAlpha, d_act, cuda::ElemType::BF16, nullptr);
+    ASSERT_TRUE(cuda::dense_expert_gemv(d_act, kInter, kHidden, kExperts, 1, d_dn_dense, d_dn_b, d_order, d_offsets,
+                                        d_y, cuda::ElemType::BF16, nullptr));
+    cuda::moe_combine(d_y, d_weights, rows, kTop, kHidden, d_out, cuda::ElemType::F32, nullptr);
+    cuda::moe_combine(d_y, d_weights, rows, kTop, kHidden, d_out16, cuda::ElemType::BF16, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(host_copy(d_out, want.size()), got) << "dense experts differ from the same weights in MXFP4";
+    const std::vector<uint16_t> got16 = host_copy(d_out16, want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got16[i], bf16_bits(got[i])) << "bf16 output " << i;
+    for (void* p : {static_cast<void*>(d_gu_dense), static_cast<void*>(d_dn_dense), static_cast<void*>(d_out16)})
+      cudaFree(p);
     for (void* p :
          {static_cast<void*>(d_x), static_cast<void*>(d_ids), static_cast<void*>(d_weights), static_cast<void*>(d_gu),
           static_cast<void*>(d_gu_s), static_cast<void*>(d_dn), static_cast<void*>(d_dn_s), static_cast<void*>(d_gu_b),

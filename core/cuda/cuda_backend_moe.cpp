@@ -1,0 +1,112 @@
+// CudaBackend's mixture-of-experts MLP (GPT-OSS; kernels/cpu/moe.h is the reference): the router
+// GEMM into fp32 logits, routing and grouping on the device (kernels/cuda/moe_routing.cu), then
+// each chosen expert's gate_up, the clamped SwiGLU, its down projection and the weighted sum
+// (kernels/cuda/moe_experts.cu). Nothing reads back to the host, so a recorded forward replays
+// it. MXFP4 experts stay 4-bit on the device (load_bytes) and are dequantized in the kernels.
+#include <algorithm>
+
+#include "core/cuda/cuda_backend.h"
+#include "core/cuda/cuda_check.h"
+#include "core/cuda/tensor_kind.h"
+#include "core/error.h"
+
+namespace drift {
+namespace {
+
+using cuda_backend::elem_type;
+using cuda_backend::expect_device;
+using cuda_backend::expect_dtype;
+
+// The most scratch one chunk of rows takes (router logits, each entry's fp32 gate_up and down
+// outputs, its activation): a long prefill runs in chunks of rows so its experts' fp32
+// intermediates never grow with the prompt.
+constexpr int64_t kMoeChunkBytes = int64_t{64} << 20;
+
+int64_t rows_per_chunk(int64_t experts, int64_t k, int64_t hidden, int64_t inter) {
+  const int64_t per_row = 4 * (experts + 2 * k) + k * (4 * 2 * inter + 2 * inter + 4 * hidden);
+  return std::max<int64_t>(1, kMoeChunkBytes / per_row);
+}
+
+void check_projection(const ExpertProjection& p, int64_t experts, int64_t outputs, int64_t inputs, DType storage,
+                      const char* what) {
+  DRIFT_CHECK(p.outputs() == outputs && p.inputs() == inputs, "moe {}: [{}, {}] per expert, expected [{}, {}]", what,
+              p.outputs(), p.inputs(), outputs, inputs);
+  if (p.mxfp4()) {
+    expect_dtype(p.blocks, DType::U8, what);
+    expect_dtype(p.scales, DType::U8, what);
+    DRIFT_CHECK(p.blocks.dim(0) == experts && p.scales.dim(0) == experts, "moe {}: {} experts, expected {}", what,
+                p.blocks.dim(0), experts);
+  } else {
+    expect_dtype(p.dense, storage, what);
+    DRIFT_CHECK(p.dense.dim(0) == experts, "moe {}: {} experts, expected {}", what, p.dense.dim(0), experts);
+  }
+  expect_dtype(p.bias, storage, what);
+}
+
+// y [entries, outputs] (fp32) = each routed entry's expert projection of its x row.
+bool expert_gemv(const void* x, const ExpertProjection& p, int64_t experts, int64_t rows_per_entry_divisor,
+                 const int32_t* order, const int32_t* offsets, float* y, cuda::ElemType storage, cudaStream_t stream) {
+  if (p.mxfp4())
+    return cuda::mxfp4_expert_gemv(
+        x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, static_cast<const uint8_t*>(p.blocks.data()),
+        static_cast<const uint8_t*>(p.scales.data()), p.bias.data(), order, offsets, y, storage, stream);
+  return cuda::dense_expert_gemv(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, p.dense.data(),
+                                 p.bias.data(), order, offsets, y, storage, stream);
+}
+
+}  // namespace
+
+Tensor CudaBackend::load_bytes(const RawTensor& bytes) {
+  DRIFT_CHECK(bytes.dtype == DType::U8, "CUDA backend: packed weights are uint8, got {}", dtype_name(bytes.dtype));
+  Tensor out = alloc(bytes.shape, DType::U8);
+  DRIFT_CUDA(cudaMemcpyAsync(out.data(), bytes.data, out.numel(), cudaMemcpyHostToDevice, stream_));
+  synchronize();  // the source is host memory the caller may release
+  return out;
+}
+
+void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& shape, Tensor& out) {
+  expect_dtype(x, storage_, "moe input");
+  expect_device(out, "moe output");
+  const int64_t rows = x.dim(0), hidden = x.dim(1), experts = w.router.dim(0), k = shape.experts_per_token;
+  const int64_t inter = w.down.inputs();
+  DRIFT_CHECK(k >= 1 && k <= std::min(experts, cuda::kMaxExpertsPerToken),
+              "moe: {} experts per token of {} (the CUDA backend routes at most {})", k, experts,
+              cuda::kMaxExpertsPerToken);
+  DRIFT_CHECK(w.router.dim(1) == hidden && out.dim(0) == rows && out.dim(1) == hidden,
+              "moe: router {} and output {} for input {}", w.router.shape_string(), out.shape_string(),
+              x.shape_string());
+  check_projection(w.gate_up, experts, 2 * inter, hidden, storage_, "gate_up");
+  check_projection(w.down, experts, hidden, inter, storage_, "down");
+  const int64_t chunk = rows_per_chunk(experts, k, hidden, inter);
+  const auto x_row = static_cast<int64_t>(hidden * dtype_size(x.dtype()));
+  const auto out_row = static_cast<int64_t>(hidden * dtype_size(out.dtype()));
+  for (int64_t first = 0; first < rows; first += chunk) {
+    const int64_t n = std::min(chunk, rows - first), entries = n * k;
+    const Tensor xs = Tensor::wrap(static_cast<char*>(const_cast<void*>(x.data())) + first * x_row, {n, hidden},
+                                   x.dtype(), Device::CUDA, nullptr);
+    Tensor logits = scratch({n, experts}, DType::F32);
+    linear(xs, w.router, w.router_bias, logits);
+    Tensor ids = scratch({entries}, DType::I32), weights = scratch({entries}, DType::F32);
+    Tensor counts = scratch({experts}, DType::I32), offsets = scratch({experts + 1}, DType::I32);
+    Tensor order = scratch({entries}, DType::I32);
+    Tensor h = scratch({entries, 2 * inter}, DType::F32), act = scratch({entries, inter}, storage_);
+    Tensor y = scratch({entries, hidden}, DType::F32);
+    DRIFT_CHECK(cuda::moe_route(logits.as<float>(), n, experts, k, ids.as<int32_t>(), weights.as<float>(), stream_),
+                "moe: routing {} experts per token of {}", k, experts);
+    cuda::moe_group(ids.as<int32_t>(), entries, experts, counts.as<int32_t>(), offsets.as<int32_t>(),
+                    order.as<int32_t>(), stream_);
+    DRIFT_CHECK(expert_gemv(xs.data(), w.gate_up, experts, k, order.as<int32_t>(), offsets.as<int32_t>(), h.as<float>(),
+                            storage_type_, stream_),
+                "moe gate_up: {} inputs are not whole blocks of 32", hidden);
+    cuda::moe_swiglu(h.as<float>(), entries, inter, shape.limit, shape.alpha, act.data(), storage_type_, stream_);
+    // Down reads each entry's own activation row: the entries are its rows (one slot each).
+    DRIFT_CHECK(expert_gemv(act.data(), w.down, experts, 1, order.as<int32_t>(), offsets.as<int32_t>(), y.as<float>(),
+                            storage_type_, stream_),
+                "moe down: {} inputs are not whole blocks of 32", inter);
+    cuda::moe_combine(y.as<float>(), weights.as<float>(), n, k, hidden,
+                      static_cast<char*>(out.data()) + first * out_row, elem_type(out), stream_);
+    DRIFT_LAUNCHED("moe_mlp");
+  }
+}
+
+}  // namespace drift
