@@ -10,13 +10,18 @@
 #   single-32k, batch4-16k, single-64k   the scenarios: plain and the oracle at that tau side by
 #            side, and the random head (its draft cost per decode step at a long context; its
 #            memory declared and budgeted with the KV pool, ABI 1.4)
+# MODEL=gptoss-20b runs short and the scenarios on a random gpt-oss-20b checkpoint (MXFP4 experts,
+# tools/gptoss/random_checkpoint.py) with a random head shaped as the published gpt-oss EAGLE-3
+# heads (no lm_head: the target's vocabulary and head; random_head.py --target-head) instead.
 # Needs shared/ in the checkout (tools/make_shape.py or tools/golden/make_shape.py); writes under
-# $OUT (or gpu-logs/). The 8B checkpoint and head are made in /tmp on first use.
-source "$(dirname "$0")/gpu_env.sh"  # out, the runtime libraries, $ckpt and llama3_checkpoint
+# $OUT (or gpu-logs/). The checkpoint and head are made in /tmp on first use.
+source "$(dirname "$0")/gpu_env.sh"  # out, the runtime libraries, the checkpoints' makers
 export DRIFT_TEST_DATA=${DRIFT_TEST_DATA:-$PWD/tests/data}
 drift=./build/apps/drift
 oracle=$PWD/build/tests/speculation/plugins/libdrift_oracle.so
-head=${HEAD_DIR:-/tmp/llama3-8b-eagle3}
+model=${MODEL:-llama3-8b}
+[ "$model" = gptoss-20b ] && ckpt=$gptoss_ckpt
+head=${HEAD_DIR:-/tmp/$model-eagle3}
 work=$(mktemp -d)
 quiet() { grep -vE "\] \[info\]|prompts$" >&2; }
 
@@ -48,8 +53,13 @@ oracle_plugin() {  # reference file
     "$oracle" "$1"
 }
 make_8b() {
-  llama3_checkpoint
-  [ -f "$head/config.json" ] || python3 tools/eagle3/random_head.py "$ckpt" "$head" 2>&1 | tail -1
+  if [ "$model" = gptoss-20b ]; then
+    gptoss_checkpoint
+    [ -f "$head/config.json" ] || python3 tools/eagle3/random_head.py "$ckpt" "$head" --target-head 2>&1 | tail -1
+  else
+    llama3_checkpoint
+    [ -f "$head/config.json" ] || python3 tools/eagle3/random_head.py "$ckpt" "$head" 2>&1 | tail -1
+  fi
   { config_8b eagle3; eagle3_plugin; } > "$work/eagle3.toml"
   # 16 prompts of 64-200 random ids (the checkpoint has no tokenizer); the scenarios cycle them.
   python3 - "$work/prompts.jsonl" <<'PY'
