@@ -22,9 +22,12 @@ using cuda_backend::expect_dtype;
 // intermediates never grow with the prompt.
 constexpr int64_t kMoeChunkBytes = int64_t{64} << 20;
 
-int64_t rows_per_chunk(int64_t experts, int64_t k, int64_t hidden, int64_t inter) {
-  const int64_t per_row = 4 * (experts + 2 * k) + k * (4 * 2 * inter + 2 * inter + 4 * hidden);
-  return std::max<int64_t>(1, kMoeChunkBytes / per_row);
+// Rows a chunk takes: per row its logits, expert ids, weights and order entries, and per entry
+// its fp32 gate_up and down outputs and its activation (of the storage type); the counts and
+// offsets and the arena's rounding fit in the slack.
+int64_t rows_per_chunk(int64_t experts, int64_t k, int64_t hidden, int64_t inter, int64_t storage_bytes) {
+  const int64_t per_row = 4 * (experts + 3 * k) + k * (4 * 2 * inter + storage_bytes * inter + 4 * hidden);
+  return std::max<int64_t>(1, (kMoeChunkBytes - (int64_t{64} << 10)) / per_row);
 }
 
 void check_projection(const ExpertProjection& p, int64_t experts, int64_t outputs, int64_t inputs, DType storage,
@@ -77,9 +80,12 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
               x.shape_string());
   check_projection(w.gate_up, experts, 2 * inter, hidden, storage_, "gate_up");
   check_projection(w.down, experts, hidden, inter, storage_, "down");
-  const int64_t chunk = rows_per_chunk(experts, k, hidden, inter);
+  const int64_t chunk = rows_per_chunk(experts, k, hidden, inter, static_cast<int64_t>(dtype_size(storage_)));
   const auto x_row = static_cast<int64_t>(hidden * dtype_size(x.dtype()));
   const auto out_row = static_cast<int64_t>(hidden * dtype_size(out.dtype()));
+  // Each chunk's scratch is given back to the arena before the next chunk takes its own (one
+  // stream orders the kernels), so a long prefill holds one chunk's worth, not every chunk's.
+  const cuda_backend::DeviceArena::Position chunk_start = arena_.position();
   for (int64_t first = 0; first < rows; first += chunk) {
     const int64_t n = std::min(chunk, rows - first), entries = n * k;
     const Tensor xs = Tensor::wrap(static_cast<char*>(const_cast<void*>(x.data())) + first * x_row, {n, hidden},
@@ -106,6 +112,7 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
     cuda::moe_combine(y.as<float>(), weights.as<float>(), n, k, hidden,
                       static_cast<char*>(out.data()) + first * out_row, elem_type(out), stream_);
     DRIFT_LAUNCHED("moe_mlp");
+    arena_.move_to(chunk_start);
   }
 }
 

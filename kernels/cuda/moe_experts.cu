@@ -115,7 +115,7 @@ template <typename Rows>
 bool launch_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
                         Rows weights, const void* bias, const int32_t* order, const int32_t* offsets, float* y,
                         ElemType storage, cudaStream_t stream) {
-  if (in % kBlockValues != 0 || experts < 1 || out < 1 || experts_per_token < 1) return false;
+  if (in < kBlockValues || in % kBlockValues != 0 || experts < 1 || out < 1 || experts_per_token < 1) return false;
   const dim3 grid(static_cast<unsigned>(experts), static_cast<unsigned>((out + kGemvWarps - 1) / kGemvWarps));
   dispatch_storage(storage, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -12,8 +12,10 @@ namespace {
 
 constexpr int kWarp = 32;
 
-// The larger of two (logit, expert) candidates: the larger logit, ties to the lower expert.
+// The larger of two (logit, expert) candidates: the larger logit, ties to the lower expert. A NaN
+// logit counts as -inf, so every slot still names a real expert (and its entry is computed).
 __device__ __forceinline__ void keep_best(float& value, int& expert, float other_value, int other_expert) {
+  if (isnan(other_value)) other_value = -INFINITY;
   if (other_value > value || (other_value == value && other_expert < expert)) {
     value = other_value;
     expert = other_expert;
