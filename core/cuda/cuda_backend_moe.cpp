@@ -1,8 +1,9 @@
 // CudaBackend's mixture-of-experts MLP (GPT-OSS; kernels/cpu/moe.h is the reference): the router
 // GEMM into fp32 logits, routing and grouping on the device (kernels/cuda/moe_routing.cu), then
 // each chosen expert's gate_up, the clamped SwiGLU, its down projection and the weighted sum
-// (kernels/cuda/moe_experts.cu). Nothing reads back to the host, so a recorded forward replays
-// it. MXFP4 experts stay 4-bit on the device (load_bytes) and are dequantized in the kernels.
+// (kernels/cuda/moe_experts.cu; moe_grouped_gemm.cu on tensor cores above 32 rows). Nothing
+// reads back to the host, so a recorded forward replays it. MXFP4 experts stay 4-bit on the device (load_bytes) and are
+// dequantized in the kernels.
 #include <algorithm>
 
 #include "core/cuda/cuda_backend.h"
@@ -46,13 +47,27 @@ void check_projection(const ExpertProjection& p, int64_t experts, int64_t output
   expect_dtype(p.bias, storage, what);
 }
 
-// y [entries, outputs] (fp32) = each routed entry's expert projection of its x row.
-bool expert_gemv(const void* x, const ExpertProjection& p, int64_t experts, int64_t rows_per_entry_divisor,
-                 const int32_t* order, const int32_t* offsets, float* y, cuda::ElemType storage, cudaStream_t stream) {
+// Up to this many rows a forward (decode, verification) the experts run as GEMVs that sum a row
+// alike whatever else is in the batch (batch invariance, as the dense skinny GEMM up to 32 rows);
+// above, prefill runs them on tensor cores.
+constexpr int64_t kGemvMaxRows = 32;
+
+// y [entries, outputs] (fp32) = each routed entry's expert projection of its x row; the entries'
+// x rows are entry / rows_per_entry_divisor. `tensor_cores`: the grouped GEMM.
+bool expert_projection(const void* x, const ExpertProjection& p, int64_t experts, int64_t rows_per_entry_divisor,
+                       int64_t entries, bool tensor_cores, const int32_t* order, const int32_t* offsets, float* y,
+                       cuda::ElemType storage, cudaStream_t stream) {
+  const auto* blocks = static_cast<const uint8_t*>(p.blocks.data());
+  const auto* scales = static_cast<const uint8_t*>(p.scales.data());
+  if (tensor_cores && p.mxfp4() && storage == cuda::ElemType::BF16)
+    return cuda::mxfp4_expert_gemm(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, entries, blocks, scales,
+                                   p.bias.data(), order, offsets, y, storage, stream);
+  if (tensor_cores && !p.mxfp4())
+    return cuda::dense_expert_gemm(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, entries, p.dense.data(),
+                                   p.bias.data(), order, offsets, y, storage, stream);
   if (p.mxfp4())
-    return cuda::mxfp4_expert_gemv(
-        x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, static_cast<const uint8_t*>(p.blocks.data()),
-        static_cast<const uint8_t*>(p.scales.data()), p.bias.data(), order, offsets, y, storage, stream);
+    return cuda::mxfp4_expert_gemv(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, blocks, scales,
+                                   p.bias.data(), order, offsets, y, storage, stream);
   return cuda::dense_expert_gemv(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, p.dense.data(),
                                  p.bias.data(), order, offsets, y, storage, stream);
 }
@@ -81,6 +96,7 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
   check_projection(w.gate_up, experts, 2 * inter, hidden, storage_, "gate_up");
   check_projection(w.down, experts, hidden, inter, storage_, "down");
   const int64_t chunk = rows_per_chunk(experts, k, hidden, inter, static_cast<int64_t>(dtype_size(storage_)));
+  const bool tensor_cores = rows > kGemvMaxRows;
   const auto x_row = static_cast<int64_t>(hidden * dtype_size(x.dtype()));
   const auto out_row = static_cast<int64_t>(hidden * dtype_size(out.dtype()));
   // Each chunk's scratch is given back to the arena before the next chunk takes its own (one
@@ -101,13 +117,13 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
                 "moe: routing {} experts per token of {}", k, experts);
     cuda::moe_group(ids.as<int32_t>(), entries, experts, counts.as<int32_t>(), offsets.as<int32_t>(),
                     order.as<int32_t>(), stream_);
-    DRIFT_CHECK(expert_gemv(xs.data(), w.gate_up, experts, k, order.as<int32_t>(), offsets.as<int32_t>(), h.as<float>(),
-                            storage_type_, stream_),
+    DRIFT_CHECK(expert_projection(xs.data(), w.gate_up, experts, k, entries, tensor_cores, order.as<int32_t>(),
+                                  offsets.as<int32_t>(), h.as<float>(), storage_type_, stream_),
                 "moe gate_up: {} inputs are not whole blocks of 32", hidden);
     cuda::moe_swiglu(h.as<float>(), entries, inter, shape.limit, shape.alpha, act.data(), storage_type_, stream_);
     // Down reads each entry's own activation row: the entries are its rows (one slot each).
-    DRIFT_CHECK(expert_gemv(act.data(), w.down, experts, 1, order.as<int32_t>(), offsets.as<int32_t>(), y.as<float>(),
-                            storage_type_, stream_),
+    DRIFT_CHECK(expert_projection(act.data(), w.down, experts, 1, entries, tensor_cores, order.as<int32_t>(),
+                                  offsets.as<int32_t>(), y.as<float>(), storage_type_, stream_),
                 "moe down: {} inputs are not whole blocks of 32", inter);
     cuda::moe_combine(y.as<float>(), weights.as<float>(), n, k, hidden,
                       static_cast<char*>(out.data()) + first * out_row, elem_type(out), stream_);

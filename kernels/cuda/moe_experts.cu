@@ -9,6 +9,7 @@
 //  - moe_combine: out[row] = sum over the row's slots, in slot order, of weight * y[entry]
 //    (no atomics: a row's sum never depends on the other rows), fp32 or the storage type.
 #include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/moe_weight_decode.cuh"
 #include "kernels/cuda/ops.h"
 
 namespace drift::cuda {
@@ -17,56 +18,6 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kGemvWarps = 8;        // output rows in flight per block, one a warp
 constexpr int kEntriesPerPass = 8;   // routed rows a warp accumulates at once (registers)
-constexpr int kBlockValues = 32;     // MXFP4: values sharing a scale, 16 bytes of codes
-
-// e2m1 (sign bit 3, then 0, 0.5, 1, 1.5, 2, 3, 4, 6) as float bits: a magnitude m >= 2 is
-// 2^((m >> 1) - 1) * (1 + (m & 1) / 2), m = 1 is 0.5. Integer ops only: a table indexed by the
-// code would live in local memory.
-__device__ __forceinline__ float e2m1(uint32_t code) {
-  const uint32_t m = code & 7u;
-  const uint32_t magnitude = m >= 2u ? ((126u + (m >> 1)) << 23) | ((m & 1u) << 22) : (m == 1u ? 0x3f000000u : 0u);
-  return __uint_as_float(magnitude | ((code & 8u) << 28));
-}
-
-// E8M0: 2^(scale - 127); 0 is 2^-127, a subnormal (255, NaN, is refused on load).
-__device__ __forceinline__ float e8m0(uint32_t scale) {
-  return scale == 0u ? __uint_as_float(0x00400000u) : __uint_as_float(scale << 23);
-}
-
-// 32 consecutive values of a 16-bit storage type as floats (four 16-byte loads).
-template <typename T>
-__device__ __forceinline__ void load_group(const T* src, float* v) {
-  const uint4* words = reinterpret_cast<const uint4*>(src);
-#pragma unroll
-  for (int part = 0; part < kBlockValues * static_cast<int>(sizeof(T)) / 16; ++part) {
-    const uint4 raw = words[part];
-    const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-    for (int i = 0; i < 16 / static_cast<int>(sizeof(T)); ++i) v[part * (16 / sizeof(T)) + i] = to_float(e[i]);
-  }
-}
-
-// An expert weight row's 32-value groups as floats: MXFP4 (4-bit codes, a power-of-two scale per
-// group, dequantized here in registers) or dense rows of the storage type (checkpoints that store
-// their experts unquantized, as the miniature golden/gptoss-tiny does).
-struct Mxfp4Rows {
-  const uint8_t* blocks;  // [experts, out, in / 32, 16]
-  const uint8_t* scales;  // [experts, out, in / 32]
-  __device__ __forceinline__ void group(int64_t row, int64_t groups, int64_t g, float* w) const {
-    const float scale = e8m0(scales[row * groups + g]);
-    const uint4 raw = *reinterpret_cast<const uint4*>(blocks + (row * groups + g) * (kBlockValues / 2));
-    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < kBlockValues; ++i) w[i] = e2m1((words[i / 8] >> (4 * (i % 8))) & 15u) * scale;
-  }
-};
-template <typename T>
-struct DenseRows {
-  const T* weights;  // [experts, out, in]
-  __device__ __forceinline__ void group(int64_t row, int64_t groups, int64_t g, float* w) const {
-    load_group(weights + (row * groups + g) * kBlockValues, w);
-  }
-};
 
 // Grid (expert, output tile); warp w of a block takes output o = tile * kGemvWarps + w. Lanes
 // split the input's 32-value groups; each pass serves up to kEntriesPerPass of the expert's rows.

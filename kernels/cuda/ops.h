@@ -263,6 +263,17 @@ bool mxfp4_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, 
 bool dense_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
                        const void* weights, const void* bias, const int32_t* order, const int32_t* offsets, float* y,
                        ElemType storage, cudaStream_t stream);
+// The same products on tensor cores for prefill-sized batches (moe_grouped_gemm.cu): entries =
+// the routing's entries (rows * experts_per_token), y [entries, out] fp32. The MXFP4 weights are
+// decoded to `storage` a tile at a time in shared memory (exact for bf16; fp16's range can lose
+// the smallest scales, so fp16 storage keeps the GEMV). Sums in another order than the GEMV.
+// False (nothing launched) when in % 32 != 0.
+bool mxfp4_expert_gemm(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
+                       int64_t entries, const uint8_t* blocks, const uint8_t* scales, const void* bias,
+                       const int32_t* order, const int32_t* offsets, float* y, ElemType storage, cudaStream_t stream);
+bool dense_expert_gemm(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
+                       int64_t entries, const void* weights, const void* bias, const int32_t* order,
+                       const int32_t* offsets, float* y, ElemType storage, cudaStream_t stream);
 // act [entries, inter] (of `storage`) = GPT-OSS's clamped SwiGLU of gate_up [entries, 2 inter]
 // (fp32; gates at even, ups at odd outputs).
 void moe_swiglu(const float* gate_up, int64_t entries, int64_t inter, float limit, float alpha, void* act,

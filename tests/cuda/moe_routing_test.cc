@@ -250,5 +250,83 @@ TEST(MoeExpertsGpu, Mxfp4ExpertsSwigluAndCombineMatchTheHostReference) {
 #endif
 }
 
+// The tensor-core grouped GEMM (prefill sizes) against a host reference over the same values and
+// against the GEMV: outputs that are no multiple of the 128-output tile, experts with no entries
+// and experts with several 64-entry tiles, MXFP4 and the same weights dense.
+TEST(MoeExpertsGpu, GroupedGemmMatchesTheHostReferenceAndTheGemv) {
+  DRIFT_CUDA_BACKEND_OR_SKIP(gpu);
+#ifdef DRIFT_WITH_CUDA
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  constexpr int64_t kIn = 96, kOut = 200, kExperts = 8, kTop = 2;
+  const Mxfp4Experts w(kExperts, kOut, kIn, rng);
+  std::vector<uint16_t> dense(w.dense.size()), bias(kExperts * kOut);
+  std::transform(w.dense.begin(), w.dense.end(), dense.begin(), bf16_bits);
+  for (uint16_t& b : bias) b = bf16_bits(0.1f * normal(rng));
+  for (int64_t rows : {33, 300}) {
+    SCOPED_TRACE(testing::Message() << rows << " rows");
+    std::vector<uint16_t> x(rows * kIn);
+    for (uint16_t& v : x) v = bf16_bits(normal(rng));
+    // Experts 0-4 only (5-7 get nothing), expert 1 most: several tiles of 64 entries.
+    std::vector<int32_t> ids(rows * kTop);
+    for (int64_t r = 0; r < rows; ++r) {
+      ids[r * kTop] = static_cast<int32_t>(r % 3 == 0 ? 1 : rng() % 5);
+      do ids[r * kTop + 1] = static_cast<int32_t>(rng() % 5);
+      while (ids[r * kTop + 1] == ids[r * kTop]);
+    }
+    const int64_t entries = rows * kTop;
+    std::vector<float> want(entries * kOut);
+    for (int64_t entry = 0; entry < entries; ++entry)
+      for (int64_t o = 0; o < kOut; ++o) {
+        const int64_t e = ids[entry];
+        double sum = bf16_value(bias[e * kOut + o]);
+        for (int64_t i = 0; i < kIn; ++i)
+          sum += double(w.dense[(e * kOut + o) * kIn + i]) * bf16_value(x[entry / kTop * kIn + i]);
+        want[entry * kOut + o] = static_cast<float>(sum);
+      }
+    uint16_t *d_x = device_copy(x), *d_dense = device_copy(dense), *d_bias = device_copy(bias);
+    uint8_t *d_blocks = device_copy(w.blocks), *d_scales = device_copy(w.scales);
+    int32_t* d_ids = device_copy(ids);
+    int32_t *d_counts = nullptr, *d_offsets = nullptr, *d_order = nullptr;
+    float* d_y = nullptr;
+    ASSERT_EQ(cudaMalloc(&d_counts, kExperts * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_offsets, (kExperts + 1) * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_order, entries * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_y, entries * kOut * 4), cudaSuccess);
+    cuda::moe_group(d_ids, entries, kExperts, d_counts, d_offsets, d_order, nullptr);
+    auto check = [&](const char* what, const std::vector<float>& reference, double tolerance) {
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const std::vector<float> got = host_copy(d_y, reference.size());
+      double diff = 0, norm = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        diff += (got[i] - reference[i]) * (got[i] - reference[i]);
+        norm += reference[i] * reference[i];
+      }
+      EXPECT_LE(std::sqrt(diff / norm), tolerance) << what;
+    };
+    ASSERT_EQ(cudaMemset(d_y, 0xff, entries * kOut * 4), cudaSuccess);  // NaNs: every output must be written
+    ASSERT_TRUE(cuda::mxfp4_expert_gemm(d_x, kIn, kOut, kExperts, kTop, entries, d_blocks, d_scales, d_bias, d_order,
+                                        d_offsets, d_y, cuda::ElemType::BF16, nullptr));
+    check("mxfp4 grouped GEMM vs the host", want, 1e-5);
+    ASSERT_TRUE(cuda::mxfp4_expert_gemv(d_x, kIn, kOut, kExperts, kTop, d_blocks, d_scales, d_bias, d_order, d_offsets,
+                                        d_y, cuda::ElemType::BF16, nullptr));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<float> gemv = host_copy(d_y, want.size());
+    ASSERT_EQ(cudaMemset(d_y, 0xff, entries * kOut * 4), cudaSuccess);
+    ASSERT_TRUE(cuda::dense_expert_gemm(d_x, kIn, kOut, kExperts, kTop, entries, d_dense, d_bias, d_order, d_offsets,
+                                        d_y, cuda::ElemType::BF16, nullptr));
+    check("dense grouped GEMM vs the mxfp4 GEMV", gemv, 1e-5);
+    for (void* p : {static_cast<void*>(d_x), static_cast<void*>(d_dense), static_cast<void*>(d_bias),
+                    static_cast<void*>(d_blocks), static_cast<void*>(d_scales), static_cast<void*>(d_ids),
+                    static_cast<void*>(d_counts), static_cast<void*>(d_offsets), static_cast<void*>(d_order),
+                    static_cast<void*>(d_y)})
+      cudaFree(p);
+  }
+  EXPECT_FALSE(cuda::mxfp4_expert_gemm(nullptr, 100, 8, 4, 1, 4, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                       cuda::ElemType::BF16, nullptr))
+      << "inputs not whole MXFP4 blocks";
+#endif
+}
+
 }  // namespace
 }  // namespace drift
