@@ -79,32 +79,61 @@ class GpuGoldenTest : public ::testing::TestWithParam<GoldenRun> {
   std::vector<test::GoldenCase> cases_;
 };
 
-// Teacher-forced logits: each side's argmax in the other's top 5 at every position; the largest
-// log-prob error is reported (bf16 weights against HF's fp32).
+// How far a storage dtype may stray from the fp32 goldens. A dense model: 0.5 in log-prob and
+// each side's argmax within the other's top 5 at every row. A routed model (GPT-OSS) in bf16 flips
+// expert choices at near-ties of its router, and transformers' own bf16 run misses the goldens by
+// ~2.1 with its argmax outside the golden top 5 at a few rows: such a folder records those figures
+// in bf16_reference.json (tools/gptoss/bf16_reference_error.py --write), and our bf16 run is held
+// to 1.25x that error and twice those misses (each direction counted on its own).
+struct GoldenTolerance {
+  double max_logprob_error = 0.5;
+  int top5_misses = 0;
+};
+GoldenTolerance golden_tolerance(const std::string& dir, const std::string& dtype) {
+  GoldenTolerance t;
+  std::ifstream in(dir + "/bf16_reference.json");
+  if (dtype != "bfloat16" || !in) return t;
+  const auto ref = nlohmann::json::parse(in);
+  t.max_logprob_error = std::max(t.max_logprob_error, 1.25 * ref.at("max_logprob_error").get<double>());
+  t.top5_misses = 2 * ref.at("top5_misses").get<int>();
+  return t;
+}
+
+double log_softmax_at(const float* x, int64_t vocab, int64_t i) {
+  const float m = *std::max_element(x, x + vocab);
+  double s = 0;
+  for (int64_t j = 0; j < vocab; ++j) s += std::exp(x[j] - m);
+  return x[i] - m - std::log(s);
+}
+
+// Teacher-forced logits against the goldens within the folder's tolerance (above); the largest
+// log-prob error over the golden top 5 and the top-5 misses are reported.
 TEST_P(GpuGoldenTest, TeacherForcedLogProbsClose) {
   auto engine = Engine::from_config(config());
+  const GoldenTolerance tolerance = golden_tolerance(dir_, GetParam().dtype);
   double worst = 0.0;
+  int golden_argmax_misses = 0, our_argmax_misses = 0;
   for (const auto& c : cases_) {
     const Tensor ours = engine->score(c.sequence());
     const int64_t rows = c.logits.dim(0), vocab = c.logits.dim(1);
     for (int64_t r = 0; r < rows; ++r) {
       const float* a = ours.as<float>() + r * vocab;
       const float* g = c.logits.as<float>() + r * vocab;
-      EXPECT_TRUE(contains(top_k(a, vocab, 5), top_k(g, vocab, 1)[0])) << "row " << r;
-      EXPECT_TRUE(contains(top_k(g, vocab, 5), top_k(a, vocab, 1)[0])) << "row " << r;
-      auto log_softmax = [vocab](const float* x, int64_t i) {
-        const float m = *std::max_element(x, x + vocab);
-        double s = 0;
-        for (int64_t j = 0; j < vocab; ++j) s += std::exp(x[j] - m);
-        return x[i] - m - std::log(s);
-      };
-      for (int64_t i : top_k(g, vocab, 5)) worst = std::max(worst, std::abs(log_softmax(a, i) - log_softmax(g, i)));
+      golden_argmax_misses += !contains(top_k(a, vocab, 5), top_k(g, vocab, 1)[0]);
+      our_argmax_misses += !contains(top_k(g, vocab, 5), top_k(a, vocab, 1)[0]);
+      for (int64_t i : top_k(g, vocab, 5))
+        worst = std::max(worst, std::abs(log_softmax_at(a, vocab, i) - log_softmax_at(g, vocab, i)));
     }
   }
-  std::printf("[ metric ] %s %s: max |log-prob error| over golden top-5 = %.4f\n", GetParam().path, GetParam().dtype,
-              worst);
+  std::printf(
+      "[ metric ] %s %s: max |log-prob error| over golden top-5 = %.4f (bound %.4f); top-5 misses %d, %d "
+      "(bound %d each)\n",
+      GetParam().path, GetParam().dtype, worst, tolerance.max_logprob_error, golden_argmax_misses, our_argmax_misses,
+      tolerance.top5_misses);
   RecordProperty("max_logprob_error", std::to_string(worst));
-  EXPECT_LT(worst, 0.5);
+  EXPECT_LT(worst, tolerance.max_logprob_error);
+  EXPECT_LE(golden_argmax_misses, tolerance.top5_misses) << "rows whose golden argmax is outside our top 5";
+  EXPECT_LE(our_argmax_misses, tolerance.top5_misses) << "rows whose argmax is outside the golden top 5";
 }
 
 // Greedy generation follows the model's own argmax (the golden teacher-forced logits) until the

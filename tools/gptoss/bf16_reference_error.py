@@ -5,9 +5,10 @@ top-5 of each teacher-forced row, and the rows whose golden argmax is outside bf
 routed model (GPT-OSS) in bf16 flips expert choices at near-ties of its router, so its bf16 error
 is far above a dense model's: the bound a bf16 GPU test of it can be held to.
 
-  python3 tools/gptoss/bf16_reference_error.py tests/data/golden/gptoss-tiny
-(needs torch and transformers; accelerate for the MXFP4 folder)"""
-import sys, torch, numpy as np
+  python3 tools/gptoss/bf16_reference_error.py tests/data/golden/gptoss-tiny [--write]
+--write records the figures in the folder's bf16_reference.json, which engine_gpu_test's bf16 run
+of that folder is held to (needs torch and transformers; accelerate for the MXFP4 folder)"""
+import json, sys, torch, transformers, numpy as np
 from safetensors.numpy import load_file
 from transformers import AutoModelForCausalLM
 d = sys.argv[1]
@@ -35,3 +36,9 @@ for i in range(3):
             for r in range(gold.shape[0]):
                 if gold[r].argmax().item() not in x[r].topk(5).indices.tolist(): miss += 1
 print(d, worst, "bf16 rows whose golden argmax is outside bf16's top-5:", miss)
+if "--write" in sys.argv[2:]:
+    with open(f"{d}/bf16_reference.json", "w") as f:
+        json.dump({"max_logprob_error": round(worst["bf16_vs_golden"], 4), "top5_misses": miss,
+                   "made_by": f"tools/gptoss/bf16_reference_error.py --write (transformers {transformers.__version__}, "
+                              f"PyTorch {torch.__version__}, CPU, eager)"}, f, indent=1)
+        f.write("\n")
