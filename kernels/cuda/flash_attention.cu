@@ -77,14 +77,19 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   // The tile's sequence (its page table) is loaded in the same trip to memory as the rows' lengths:
   // at one decode query per block the prologue's dependent loads are most of the block's time.
   const int64_t seq = p.token_seq[b.first];
-  // The block's longest visible length bounds the tiles it stages.
-  __shared__ int64_t longest_s[kWarps];
+  // The block's longest visible length bounds the tiles it stages; in a windowed layer the
+  // earliest position its rows see is where they start.
+  __shared__ int64_t longest_s[kWarps], start_s[kWarps];
   b.longest = block_longest<kWarps>(p, f, b.first, b.kv_head, b.row0, b.rows, longest_s);
+  const int64_t seen_from =
+      p.window > 0 ? block_window_start<kWarps>(p, f, b.first, b.kv_head, b.row0, b.rows, start_s) : 0;
 
   const int64_t splits = (b.longest + kFlashSplit - 1) / kFlashSplit;
   const int64_t split_begin = FUSED ? 0 : blockIdx.z * f.splits_per_block;
   if (!FUSED && split_begin >= splits) return;  // the merge writes rows that see nothing
   const int64_t split_end = FUSED ? splits : min(split_begin + f.splits_per_block, splits);
+  // Splits wholly behind the window: the merge starts each row at its window's split.
+  if (!FUSED && split_end * kFlashSplit <= seen_from) return;
   const int64_t list = p.tables_per_seq > 1 ? b.kv_head : 0;
   b.table = p.block_tables + (seq * p.tables_per_seq + list) * p.table_stride;
 
@@ -92,7 +97,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   const bool warp_busy = warp * 16 < b.rows;
 
   constexpr int64_t kTilesPerSplit = kFlashSplit / kTile;
-  const int64_t tile_begin = split_begin * kTilesPerSplit;
+  const int64_t tile_begin = max(split_begin * kTilesPerSplit, seen_from / kTile);
   const int64_t tile_end = (min(split_end * kFlashSplit, b.longest) + kTile - 1) / kTile;
 
   // Slots of the next tiles, a ring of three: tile i's in slot_ring[i % 3] (relative to tile_begin).
@@ -153,7 +158,7 @@ __global__ void __launch_bounds__(kWarps * 32) flash_attention_kernel(PagedAtten
   cp_async_wait<0>();  // a fused block that sees nothing still staged its first tile
 
   if constexpr (FUSED) {
-    if (warp_busy) write_total<T, HEAD_DIM>(p, row, total_l, total);
+    if (warp_busy) write_total<T, HEAD_DIM>(p, row, total_m, total_l, total);
   }
 }
 
@@ -226,13 +231,16 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
     cp_async_commit();
   };
   // The first chunk is staged as far as any row's splits reach, in the same trip to memory as this
-  // row's length (splits past the row's own are staged but never folded).
-  const int64_t len = p.kv_len[entry_of(p, t, static_cast<int>(head) / f.group)];
-  stage_chunk(0, f.max_splits, 0);
+  // row's length (splits past the row's own are staged but never folded). In a windowed layer the
+  // row starts at its window's split (the splits before saw nothing, and were not written).
+  const int64_t entry = entry_of(p, t, static_cast<int>(head) / f.group);
+  const int64_t len = p.kv_len[entry];
+  const int64_t first_split = p.window > 0 ? window_first(p, entry, t, len) / kFlashSplit : 0;
+  stage_chunk(first_split, f.max_splits, 0);
   const int64_t splits = (len + kFlashSplit - 1) / kFlashSplit;
   if (threadIdx.x == 0) sm.carry = -INFINITY;
   float L = 0.0f, o = 0.0f;
-  for (int64_t c0 = 0, chunk = 0; c0 < splits; c0 += kMergeChunk, ++chunk) {
+  for (int64_t c0 = first_split, chunk = 0; c0 < splits; c0 += kMergeChunk, ++chunk) {
     const int buf = static_cast<int>(chunk & 1);
     const int n = static_cast<int>(min(static_cast<int64_t>(kMergeChunk), splits - c0));
     if (c0 + kMergeChunk < splits) {
@@ -259,7 +267,10 @@ __global__ void __launch_bounds__(kMergeThreads) flash_merge_kernel(PagedAttenti
     __syncthreads();  // the buffer is free for the copy after next, the factors for the next chunk
   }
   cp_async_wait<0>();  // a row that sees nothing still staged the first chunk
-  if (d < HEAD_DIM) static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(finish(o, L));
+  __syncthreads();     // the last chunk's carry (the row's max) is written
+  const float a = fold_sink<T>(p, head, sm.carry, L);
+  if (d < HEAD_DIM)
+    static_cast<T*>(p.out)[(t * p.num_heads + head) * HEAD_DIM + d] = from_float<T>(finish(__fmul_rn(o, a), L));
 }
 
 // Over long contexts a split-mode block walks several consecutive splits (its setup's trips to
@@ -299,8 +310,10 @@ void launch(const PagedAttentionParams& p, cudaStream_t stream) {
     // (prefill: the 128-row kernel; trees of 16-31 nodes at GQA 4: the 64-row one), not for
     // decode's few rows a tile (the mma.sync kernel skips empty warps). The bits are the same
     // either way.
-    if (tile_queries * f.group >= 2 * kRows && flash_prefill_wgmma_wide(p, f, stream)) return;
-    if (tile_queries * f.group >= kRows && flash_prefill_wgmma(p, f, stream)) return;
+    // Sinks and windows (GPT-OSS, head_dim 64) run on the mma.sync kernel only.
+    const bool plain = !p.sinks && p.window == 0;
+    if (plain && tile_queries * f.group >= 2 * kRows && flash_prefill_wgmma_wide(p, f, stream)) return;
+    if (plain && tile_queries * f.group >= kRows && flash_prefill_wgmma(p, f, stream)) return;
     opt_in_shared_memory<flash_attention_kernel<T, HEAD_DIM, true>>(Block::kFusedSmemBytes);
     flash_attention_kernel<T, HEAD_DIM, true><<<grid, kWarps * 32, Block::kFusedSmemBytes, stream>>>(p, f);
     return;
@@ -335,7 +348,7 @@ bool flash_attention_supports(const PagedAttentionParams& p) {
   const bool dims = p.head_dim == 16 || p.head_dim == 32 || p.head_dim == 64 || p.head_dim == 128;
   // scale > 0: tile_softmax scales a tile's max instead of every score.
   return dims && p.scale > 0.0f && p.tiles && p.num_tiles > 0 && p.num_kv_heads > 0 &&
-         p.num_heads % p.num_kv_heads == 0 && !p.sinks && p.window == 0;
+         p.num_heads % p.num_kv_heads == 0;
 }
 
 bool flash_attention(const PagedAttentionParams& p, cudaStream_t stream) {

@@ -79,6 +79,20 @@ __device__ __forceinline__ void fold(float& M, float& L, float m_c, float l_c, f
 __device__ __forceinline__ float fold_out(float o, float a, float o_c, float b) { return fmaf(o, a, __fmul_rn(o_c, b)); }
 __device__ __forceinline__ float finish(float o, float L) { return L > 0.0f ? __fdiv_rn(o, L) : 0.0f; }
 
+// A learned attention sink (GPT-OSS: a logit per head, p.sinks) joins a row's softmax as one more
+// position with no value: folded in after every split, as a split of max `sink` (log2 domain), sum
+// 1 and output 0. Updates the row's sum L (its max M after every split) and returns the factor its
+// output takes before finish(). Without sinks: 1 and L as it is (the same bits as no fold).
+template <typename T>
+__device__ __forceinline__ float fold_sink(const PagedAttentionParams& p, int64_t head, float M, float& L) {
+  if (!p.sinks) return 1.0f;
+  const float sink = __fmul_rn(to_float(static_cast<const T*>(p.sinks)[head]), kLog2e);
+  float a, b;
+  fold_factors(M, sink, a, b);
+  L = fold_sum(L, a, 1.0f, b);
+  return a;
+}
+
 struct FlashLayout {
   // 32-bit where the kernels divide by it: a 64-bit division is a long inline sequence.
   int32_t group = 1;       // query heads per kv head
@@ -99,15 +113,20 @@ struct RowInfo {
   int64_t t = 0, head = 0, entry = 0;
   int64_t len = 0;  // visible length
   int64_t mask_from = 0;  // positions from here on follow the mask row
-  int64_t open_end = 0;   // min(len, mask_from): positions before it are all visible
+  int64_t open_end = 0;   // min(len, mask_from): positions before it are all visible (from `first` on)
+  int64_t first = 0;      // a windowed layer's earliest own position seen (window_first; 0: all)
   const uint64_t* mask_row = nullptr;
 };
 
+// The sliding window holds a tree row's masked positions by their rank among its visible ones
+// (window_first's rule); a path no deeper than the window sees them all (first <= mask_from), so
+// the count runs only for deeper ones.
 __device__ __forceinline__ bool row_sees(const PagedAttentionParams& p, const RowInfo& r, int64_t pos) {
-  if (pos < r.open_end) return true;
+  if (pos < r.open_end) return pos >= r.first;
   if (pos >= r.len) return false;
   const int64_t bit = pos - r.mask_from;
-  return bit < p.mask_words * 64 && ((r.mask_row[bit / 64] >> (bit % 64)) & 1u);
+  if (bit >= p.mask_words * 64 || !((r.mask_row[bit / 64] >> (bit % 64)) & 1u)) return false;
+  return r.first <= r.mask_from || r.mask_from + visible_below(p, r.t, bit) >= r.first;
 }
 
 // Which of a thread's 16 score columns of the tile at pos0 row r does not see (bit 2n + e: position
@@ -117,7 +136,7 @@ __device__ __forceinline__ uint32_t hidden_positions(const PagedAttentionParams&
                                                      int quad) {
   // Rows past the block's last (query, head) are never written out: skip them too (they would
   // otherwise walk the whole loop on every tile, and their lanes hold up the warp).
-  if (!r.real || pos0 + kTile <= r.open_end) return 0;
+  if (!r.real || (pos0 + kTile <= r.open_end && pos0 >= r.first)) return 0;
   uint32_t hidden = 0;
 #pragma unroll 1
   for (int i = 0; i < 16; ++i)
@@ -161,6 +180,7 @@ __device__ __forceinline__ RowInfo row_info(const PagedAttentionParams& p, const
   r.len = p.kv_len[r.entry];
   r.mask_from = p.mask ? p.mask_start[r.entry] : r.len;
   r.open_end = min(r.len, r.mask_from);
+  r.first = window_first(p, r.entry, r.t, r.len);
   r.mask_row = p.mask ? p.mask + r.t * p.mask_words : nullptr;
   return r;
 }
@@ -448,20 +468,23 @@ __device__ __forceinline__ void fold_into_total(const RowState<HEAD_DIM / 8>& s,
   }
 }
 
-// Fused mode's end: the thread's two rows of the folded result, normalised, to p.out.
+// Fused mode's end: the thread's two rows of the folded result (and the sink), normalised, to p.out.
 template <typename T, int HEAD_DIM>
 __device__ __forceinline__ void write_total(const PagedAttentionParams& p, const RowInfo (&row)[2],
-                                            const float (&total_l)[2], const TotalOut<HEAD_DIM>& total) {
+                                            const float (&total_m)[2], const float (&total_l)[2],
+                                            const TotalOut<HEAD_DIM>& total) {
   using P = typename Pair<T>::type;
   const int quad = threadIdx.x % 4;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     if (!row[h].real) continue;  // a row that sees nothing gets zeros, as in split mode
     T* out = static_cast<T*>(p.out) + (row[h].t * p.num_heads + row[h].head) * HEAD_DIM;
+    float L = total_l[h];
+    const float a = fold_sink<T>(p, row[h].head, total_m[h], L);
 #pragma unroll
     for (int d = 0; d < HEAD_DIM / 8; ++d) {
       const float2 o = total.at(h, d);
-      const float lo = finish(o.x, total_l[h]), hi = finish(o.y, total_l[h]);
+      const float lo = finish(__fmul_rn(o.x, a), L), hi = finish(__fmul_rn(o.y, a), L);
       const uint32_t packed = pack2<T>(lo, hi);
       *reinterpret_cast<P*>(out + d * 8 + 2 * quad) = *reinterpret_cast<const P*>(&packed);
     }
@@ -482,6 +505,25 @@ __device__ __forceinline__ int64_t block_longest(const PagedAttentionParams& p, 
   int64_t longest = 0;
   for (int w = 0; w < WARPS; ++w) longest = max(longest, scratch[w]);
   return longest;
+}
+
+// The earliest position any of a block's rows [row0, row0 + rows) sees (window_first; 0 without a
+// window): tiles before it are all hidden, and skipping them leaves every row's bits as they are
+// (a hidden tile adds exactly nothing). As block_longest; ends with a block barrier.
+template <int WARPS>
+__device__ __forceinline__ int64_t block_window_start(const PagedAttentionParams& p, const FlashLayout& f,
+                                                      int64_t first, int kv_head, int row0, int rows,
+                                                      int64_t* scratch) {
+  int64_t start = INT64_MAX;
+  if (static_cast<int>(threadIdx.x) < rows) {
+    const int64_t t = first + (row0 + static_cast<int>(threadIdx.x)) / f.group, entry = entry_of(p, t, kv_head);
+    start = window_first(p, entry, t, p.kv_len[entry]);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) start = min(start, __shfl_xor_sync(0xffffffffu, start, offset));
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = start;
+  __syncthreads();
+  for (int w = 0; w < WARPS; ++w) start = min(start, scratch[w]);
+  return start == INT64_MAX ? 0 : start;
 }
 
 // Split mode: the split's partial of the warp's rows into the workspace (merged by

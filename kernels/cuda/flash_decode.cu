@@ -52,12 +52,24 @@ __global__ void __launch_bounds__(32) flash_decode_kernel(PagedAttentionParams p
   const int64_t split_begin = blockIdx.z * f.splits_per_block;
   if (split_begin >= splits) return;  // the merge writes rows that see nothing
   const int64_t split_end = min(split_begin + f.splits_per_block, splits);
+  // A windowed layer: the earliest position the rows see (flash_attention_kernel's seen_from).
+  int64_t seen_from = 0;
+  if (p.window > 0) {
+    seen_from = INT64_MAX;
+    if (lane < rows) {
+      const int64_t t = first + (row0 + lane) / f.group, entry = entry_of(p, t, kv_head);
+      seen_from = window_first(p, entry, t, p.kv_len[entry]);
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      seen_from = min(seen_from, __shfl_xor_sync(0xffffffffu, seen_from, offset));
+    if (split_end * kFlashSplit <= seen_from) return;  // wholly behind the window: never merged
+  }
   const int64_t list = p.tables_per_seq > 1 ? kv_head : 0;
   const int32_t* table = p.block_tables + (seq * p.tables_per_seq + list) * p.table_stride;
 
   const RowInfo row[2] = {row_info(p, f, first, kv_head, row0, rows, g), row_info(p, f, first, kv_head, row0, rows, g + 8)};
   constexpr int64_t kTilesPerSplit = kFlashSplit / kTile;
-  const int64_t tile_begin = split_begin * kTilesPerSplit;
+  const int64_t tile_begin = max(split_begin * kTilesPerSplit, seen_from / kTile);
   const int64_t tile_end = (min(split_end * kFlashSplit, longest) + kTile - 1) / kTile;
   // Tile i's slots (relative to tile_begin) in slot_ring[i % 3], written two tiles ahead; lane l
   // looks up positions l and l + 32 of a tile.

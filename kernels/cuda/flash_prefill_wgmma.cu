@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(kThreads) flash_prefill_wgmma_kernel(PagedAtte
     __syncthreads();  // the buffers just read are the next prefetch's target
   }
   cp_async_wait<0>();  // a block that sees nothing still staged its first tile
-  write_total<T, kHeadDim>(p, row, total_l, total);
+  write_total<T, kHeadDim>(p, row, total_m, total_l, total);
 #else
   __trap();  // launched only where flash_prefill_wgmma_available() said yes
 #endif

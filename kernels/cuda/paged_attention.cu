@@ -68,17 +68,6 @@ __device__ __forceinline__ bool visible(const PagedAttentionParams& p, int64_t e
   return (p.mask[t * p.mask_words + bit / 64] >> (bit % 64)) & 1u;
 }
 
-// Set mask bits of row t below `bits` (bits <= mask_words * 64).
-__device__ __forceinline__ int64_t visible_below(const PagedAttentionParams& p, int64_t t, int64_t bits) {
-  int64_t n = 0;
-  const uint64_t* row = p.mask + t * p.mask_words;
-  for (int64_t w = 0; w * 64 < bits; ++w) {
-    const int64_t take = min(static_cast<int64_t>(64), bits - w * 64);
-    n += __popcll(take == 64 ? row[w] : row[w] & ((uint64_t{1} << take) - 1));
-  }
-  return n;
-}
-
 // The sliding window of a query (kernels/cpu/paged_attention.cpp's rule): positions before
 // masked_from are their own; a masked (tree) position that is visible sits at masked_from + its rank
 // among the row's visible masked positions (a path: its ancestors, one a depth). The row itself is
@@ -96,11 +85,7 @@ struct Window {
 __device__ __forceinline__ Window window_of(const PagedAttentionParams& p, int64_t entry, int64_t t, int64_t len) {
   Window w;
   if (p.mask) w.masked_from = min(len, static_cast<int64_t>(p.mask_start[entry]));
-  if (p.window <= 0) return w;
-  int64_t position = len - 1;
-  if (w.masked_from < len)
-    position = w.masked_from - 1 + visible_below(p, t, min(len - w.masked_from, p.mask_words * 64));
-  w.first = max(static_cast<int64_t>(0), position - p.window + 1);
+  w.first = window_first(p, entry, t, len);
   return w;
 }
 

@@ -179,16 +179,20 @@ class CudaAttentionTest : public CudaOpsTest {
     auto [q, q_ref] = bf16_pair(random({tokens, f.c_.num_heads, f.c_.head_dim}));
     return run_with(f, q, q_ref);
   }
-  std::pair<Tensor, Tensor> run_with(PagedFixture& f, const Tensor& q, const Tensor& q_ref) {
+  // gpu_variant / cpu_variant: sinks and a window (GPT-OSS), the same values on either side.
+  std::pair<Tensor, Tensor> run_with(PagedFixture& f, const Tensor& q, const Tensor& q_ref,
+                                     const AttentionVariant& gpu_variant = {},
+                                     const AttentionVariant& cpu_variant = {}) {
     const int64_t tokens = q.dim(0);
     const float scale = 1.0f / std::sqrt(static_cast<float>(f.c_.head_dim));
     Tensor out = gpu_out({tokens, f.c_.num_heads, f.c_.head_dim});
-    gpu_->attention(q, f.gpu_kv, f.meta, scale, f.c_.block_size, out);
+    gpu_->attention_variant(q, f.gpu_kv, f.meta, scale, f.c_.block_size, gpu_variant, out);
     Tensor ref = Tensor::zeros({tokens, f.c_.num_heads, f.c_.head_dim});
-    cpu_.attention(q_ref, f.cpu_kv, f.meta, scale, f.c_.block_size, ref);
+    cpu_.attention_variant(q_ref, f.cpu_kv, f.meta, scale, f.c_.block_size, cpu_variant, ref);
     return {host(out), ref};
   }
-  void check_chain_invariance(const PagedCase& c, int64_t prefix, int64_t chain);
+  // window > 0: a windowed layer with sinks (GPT-OSS's), else plain attention.
+  void check_chain_invariance(const PagedCase& c, int64_t prefix, int64_t chain, int64_t window = 0);
   using CudaOpsTest::bf16_pair;
   using CudaOpsTest::random;
 };
@@ -323,8 +327,25 @@ TEST_P(CudaAttentionTest, BatchInvariantAcrossCompositionAndChainVerification) {
       }
 }
 
-void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefix, int64_t chain) {
+// The same with GPT-OSS's windowed layers (head_dim 64, 64 heads over 8, sinks): the flash kernels
+// skip what is behind a row's window (fused blocks start at their rows' earliest position, split
+// blocks wholly behind it exit, the merge starts at the row's window split), and a chain node still
+// gets the bits it gets decoded alone. Window 16 is shallower than the 20-node chain: its deepest
+// nodes see only part of their path (the window counts tree slots by rank).
+TEST_P(CudaAttentionTest, WindowedLayersWithSinksBatchInvariant) {
+  for (int64_t window : {16, 128})
+    for (int64_t prefix : {300, 8300})
+      for (int64_t chain : {3, 20}) {
+        SCOPED_TRACE(testing::Message() << "window " << window << " prefix " << prefix << " chain " << chain);
+        check_chain_invariance(PagedCase{64, 64, 8, 16}, prefix, chain, window);
+      }
+}
+
+void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefix, int64_t chain, int64_t window) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  auto [sinks, sinks_ref] = bf16_pair(random({c.num_heads}, 2.0f));
+  const AttentionVariant gpu_variant{window > 0 ? &sinks : nullptr, window};
+  const AttentionVariant cpu_variant{window > 0 ? &sinks_ref : nullptr, window};
   PagedFixture alone(*this, c, std::max<int64_t>(64, (prefix + chain) / c.block_size + 1));
   const int32_t seq = alone.add_sequence(prefix + chain);
   auto [q, q_ref] = bf16_pair(random({chain, c.num_heads, c.head_dim}));
@@ -341,7 +362,7 @@ void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefi
                              Device::CUDA, nullptr);
     Tensor qi_ref =
         Tensor::wrap(q_ref.as<float>() + i * per_row, {1, c.num_heads, c.head_dim}, DType::F32, Device::CPU, nullptr);
-    decoded.push_back(run_with(one, qi, qi_ref).first);
+    decoded.push_back(run_with(one, qi, qi_ref, gpu_variant, cpu_variant).first);
   }
 
   // The same queries as a chain verified with a tree mask (all ancestors visible), behind other
@@ -377,10 +398,10 @@ void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefi
     std::memcpy(q_mixed_ref.as<float>(), q_other_ref.as<float>(), others * per_row * sizeof(float));
     std::memcpy(q_mixed_ref.as<float>() + others * per_row, q_ref.as<float>(), chain * per_row * sizeof(float));
     Tensor out = gpu_out({others + chain, c.num_heads, c.head_dim});
-    gpu_->attention(q_mixed, mixed.gpu_kv, mixed.meta, scale, c.block_size, out);
+    gpu_->attention_variant(q_mixed, mixed.gpu_kv, mixed.meta, scale, c.block_size, gpu_variant, out);
     const Tensor verified = host(out);
     Tensor ref = Tensor::zeros({others + chain, c.num_heads, c.head_dim});
-    cpu_.attention(q_mixed_ref, mixed.cpu_kv, mixed.meta, scale, c.block_size, ref);
+    cpu_.attention_variant(q_mixed_ref, mixed.cpu_kv, mixed.meta, scale, c.block_size, cpu_variant, ref);
     EXPECT_LE(rel_error(verified, ref), 1e-2) << others << " other queries";
     // The chain is one query tile: its rows must have the single-query bits.
     for (int64_t i = 0; i < chain; ++i)
@@ -393,9 +414,16 @@ void CudaAttentionTest::check_chain_invariance(const PagedCase& c, int64_t prefi
 // of 4 or 8 is 256 or 512 rows; enough tiles that the block walks each context itself and folds
 // its splits there): each row must have the bits of the same query decoded alone (the one-warp
 // decode kernel and the merge), at the first and last positions of tiles, splits and the prompt.
+// The last case is a GPT-OSS windowed layer (window 128, sinks): fused blocks start at their rows'
+// earliest visible position.
 TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
-  for (PagedCase c : {PagedCase{128, 32, 8, 16}, PagedCase{64, 16, 2, 16}, PagedCase{128, 64, 8, 32}}) {
+  auto [sinks, sinks_ref] = bf16_pair(random({64}, 2.0f));
+  for (PagedCase c :
+       {PagedCase{128, 32, 8, 16}, PagedCase{64, 16, 2, 16}, PagedCase{128, 64, 8, 32}, PagedCase{64, 64, 8, 16}}) {
     SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " heads " << c.num_heads << "/" << c.num_kv_heads);
+    const bool windowed = c.head_dim == 64 && c.num_heads == 64;
+    const AttentionVariant gpu_variant{windowed ? &sinks : nullptr, windowed ? 128 : 0};
+    const AttentionVariant cpu_variant{windowed ? &sinks_ref : nullptr, windowed ? 128 : 0};
     constexpr int64_t kPrompt = 1100, kPrompts = 5;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     PagedFixture f(*this, c, kPrompts * ((kPrompt + c.block_size - 1) / c.block_size) + 1);
@@ -406,7 +434,7 @@ TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
     const int64_t tokens = kPrompts * kPrompt, per_row = c.num_heads * c.head_dim;
     auto [q, q_ref] = bf16_pair(random({tokens, c.num_heads, c.head_dim}));
     Tensor out = gpu_out({tokens, c.num_heads, c.head_dim});
-    gpu_->attention(q, f.gpu_kv, f.meta, scale, c.block_size, out);
+    gpu_->attention_variant(q, f.gpu_kv, f.meta, scale, c.block_size, gpu_variant, out);
     const Tensor prefilled = host(out);
     for (int64_t s : {int64_t{0}, kPrompts - 1})
       for (int64_t i : {0, 1, 63, 64, 127, 128, 129, 255, 700, 1023, 1099}) {
@@ -421,7 +449,7 @@ TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
                                  GetParam(), Device::CUDA, nullptr);
         Tensor qi_ref = Tensor::wrap(q_ref.as<float>() + t * per_row, {1, c.num_heads, c.head_dim}, DType::F32,
                                      Device::CPU, nullptr);
-        auto [decoded, ref] = run_with(one, qi, qi_ref);
+        auto [decoded, ref] = run_with(one, qi, qi_ref, gpu_variant, cpu_variant);
         EXPECT_LE(rel_error(decoded, ref), 1e-2) << "prompt " << s << " position " << i;
         EXPECT_TRUE(bit_equal(prefilled, decoded, t * per_row, 0, per_row)) << "prompt " << s << " position " << i;
       }
@@ -436,9 +464,11 @@ TEST_P(CudaAttentionTest, PrefillRowsEqualTheSameQueriesDecodedAlone) {
 // the CPU then attends to everything).
 TEST_P(CudaAttentionTest, SinksAndSlidingWindowsMatchCpu) {
   std::mt19937 rng(11);
-  for (PagedCase c : {PagedCase{64, 8, 1, 16}, PagedCase{64, 64, 8, 16}, PagedCase{128, 8, 8, 32}}) {
+  // head_dim 64 and 128: the flash kernels; 8 and 256: the chunked kernel.
+  for (PagedCase c : {PagedCase{64, 8, 1, 16}, PagedCase{64, 64, 8, 16}, PagedCase{128, 8, 8, 32},
+                      PagedCase{8, 4, 2, 16}, PagedCase{256, 4, 2, 16}}) {
     auto [sinks, sinks_ref] = bf16_pair(random({c.num_heads}, 2.0f));
-    for (int64_t context : {1, 17, 128, 129, 300, 2100})
+    for (int64_t context : {1, 17, 128, 129, 300, 2100, 9000})
       for (int64_t window : {1, 5, 16, 128, 1000})
         for (int64_t tree_nodes : {0, 5, 64})
           for (bool with_sinks : {false, true}) {
