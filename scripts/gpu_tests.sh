@@ -46,6 +46,15 @@ if [ "${MEMCHECK:-1}" != 0 ]; then
     --gtest_filter='Storage/CudaAttentionTest.BatchInvariantAcrossCompositionAndChainVerification/bf16:Storage/CudaAttentionTest.PrefillRowsEqualTheSameQueriesDecodedAlone/bf16' 2>&1 |
     tee "$out/memcheck-attention.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  # GPT-OSS: the windowed, sink-carrying flash paths (fused, split, one-warp decode, the merge's
+  # window start) and the MoE kernels (routing, grouping, the expert GEMV and grouped GEMM).
+  compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/backend_ops_test --gtest_brief=1 \
+    --gtest_filter='Storage/CudaAttentionTest.WindowedLayersWithSinksBatchInvariant/bf16' 2>&1 |
+    tee "$out/memcheck-windows.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/moe_routing_test --gtest_brief=1 2>&1 |
+    tee "$out/memcheck-moe.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | head -10
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   # Logits shaping's in-place kernel over rows of several adjustments each.
   compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20 ./build/tests/plugin_services_gpu_test \
     --gtest_brief=1 --gtest_filter='*ShapedDevicePicks*:*MaskedDevicePicks*' 2>&1 |
