@@ -1,9 +1,10 @@
 // CudaBackend's mixture-of-experts MLP (GPT-OSS; kernels/cpu/moe.h is the reference): the router
-// GEMM into fp32 logits, routing and grouping on the device (kernels/cuda/moe_routing.cu), then
-// each chosen expert's gate_up, the clamped SwiGLU, its down projection and the weighted sum
-// (kernels/cuda/moe_experts.cu; moe_grouped_gemm.cu on tensor cores above 32 rows). Nothing
-// reads back to the host, so a recorded forward replays it. MXFP4 experts stay 4-bit on the device (load_bytes) and are
-// dequantized in the kernels.
+// GEMM into fp32 logits, routing and grouping on the device (kernels/cuda/moe_routing.cu; one
+// launch for decode-sized batches), then each chosen expert's gate_up with the clamped SwiGLU in
+// its epilogue, its down projection and the weighted sum (kernels/cuda/moe_experts.cu's GEMV up to
+// 32 rows; above, moe_grouped_gemm.cu on tensor cores and a separate SwiGLU). Nothing reads back
+// to the host, so a recorded forward replays it. MXFP4 experts stay 4-bit on the device
+// (load_bytes) and are dequantized in the kernels.
 #include <algorithm>
 
 #include "core/cuda/cuda_backend.h"
@@ -52,24 +53,50 @@ void check_projection(const ExpertProjection& p, int64_t experts, int64_t output
 // above, prefill runs them on tensor cores.
 constexpr int64_t kGemvMaxRows = 32;
 
-// y [entries, outputs] (fp32) = each routed entry's expert projection of its x row; the entries'
-// x rows are entry / rows_per_entry_divisor. `tensor_cores`: the grouped GEMM.
-bool expert_projection(const void* x, const ExpertProjection& p, int64_t experts, int64_t rows_per_entry_divisor,
-                       int64_t entries, bool tensor_cores, const int32_t* order, const int32_t* offsets, float* y,
-                       cuda::ElemType storage, cudaStream_t stream) {
-  const auto* blocks = static_cast<const uint8_t*>(p.blocks.data());
-  const auto* scales = static_cast<const uint8_t*>(p.scales.data());
-  if (tensor_cores && p.mxfp4() && storage == cuda::ElemType::BF16)
-    return cuda::mxfp4_expert_gemm(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, entries, blocks, scales,
-                                   p.bias.data(), order, offsets, y, storage, stream);
-  if (tensor_cores && !p.mxfp4())
-    return cuda::dense_expert_gemm(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, entries, p.dense.data(),
-                                   p.bias.data(), order, offsets, y, storage, stream);
-  if (p.mxfp4())
-    return cuda::mxfp4_expert_gemv(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, blocks, scales,
-                                   p.bias.data(), order, offsets, y, storage, stream);
-  return cuda::dense_expert_gemv(x, p.inputs(), p.outputs(), experts, rows_per_entry_divisor, p.dense.data(),
-                                 p.bias.data(), order, offsets, y, storage, stream);
+// The GEMV's operands for one projection over a grouping.
+cuda::ExpertGemvArgs gemv_args(const void* x, const ExpertProjection& p, int64_t experts, int64_t rows_divisor,
+                               int64_t entries, const int32_t* order, const int32_t* offsets, const int32_t* active,
+                               cuda::ElemType storage) {
+  cuda::ExpertGemvArgs a;
+  a.x = x;
+  a.in = p.inputs();
+  a.out = p.outputs();
+  a.experts = experts;
+  a.rows_divisor = rows_divisor;
+  a.entries = entries;
+  a.bias = p.bias.data();
+  a.order = order;
+  a.offsets = offsets;
+  a.active = active;
+  a.storage = storage;
+  return a;
+}
+
+const uint8_t* blocks_of(const ExpertProjection& p) { return static_cast<const uint8_t*>(p.blocks.data()); }
+const uint8_t* scales_of(const ExpertProjection& p) { return static_cast<const uint8_t*>(p.scales.data()); }
+
+// y [entries, outputs] (fp32) = each routed entry's expert projection of its x row: the GEMV.
+bool expert_gemv(const cuda::ExpertGemvArgs& a, const ExpertProjection& p, float* y, cudaStream_t stream) {
+  return p.mxfp4() ? cuda::mxfp4_expert_gemv(a, blocks_of(p), scales_of(p), y, stream)
+                   : cuda::dense_expert_gemv(a, p.dense.data(), y, stream);
+}
+// act [entries, inter] (storage) = the SwiGLU of gate_up's projection: the GEMV with its epilogue.
+bool expert_gemv_swiglu(const cuda::ExpertGemvArgs& a, const ExpertProjection& p, const MoeShape& shape, void* act,
+                        cudaStream_t stream) {
+  return p.mxfp4()
+             ? cuda::mxfp4_expert_gemv_swiglu(a, blocks_of(p), scales_of(p), shape.limit, shape.alpha, act, stream)
+             : cuda::dense_expert_gemv_swiglu(a, p.dense.data(), shape.limit, shape.alpha, act, stream);
+}
+// The same product on tensor cores (prefill); false where the GEMM does not take the format
+// (MXFP4 with fp16 storage).
+bool tensor_core_gemm_takes(const ExpertProjection& p, cuda::ElemType storage) {
+  return !p.mxfp4() || storage == cuda::ElemType::BF16;
+}
+bool expert_gemm(const cuda::ExpertGemvArgs& a, const ExpertProjection& p, float* y, cudaStream_t stream) {
+  return p.mxfp4() ? cuda::mxfp4_expert_gemm(a.x, a.in, a.out, a.experts, a.rows_divisor, a.entries, blocks_of(p),
+                                             scales_of(p), a.bias, a.order, a.offsets, y, a.storage, stream)
+                   : cuda::dense_expert_gemm(a.x, a.in, a.out, a.experts, a.rows_divisor, a.entries, p.dense.data(),
+                                             a.bias, a.order, a.offsets, y, a.storage, stream);
 }
 
 }  // namespace
@@ -96,7 +123,9 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
   check_projection(w.gate_up, experts, 2 * inter, hidden, storage_, "gate_up");
   check_projection(w.down, experts, hidden, inter, storage_, "down");
   const int64_t chunk = rows_per_chunk(experts, k, hidden, inter, static_cast<int64_t>(dtype_size(storage_)));
-  const bool tensor_cores = rows > kGemvMaxRows;
+  const bool decode_sized = rows <= kGemvMaxRows;
+  const bool tensor_cores = !decode_sized && tensor_core_gemm_takes(w.gate_up, storage_type_) &&
+                            tensor_core_gemm_takes(w.down, storage_type_);
   const auto x_row = static_cast<int64_t>(hidden * dtype_size(x.dtype()));
   const auto out_row = static_cast<int64_t>(hidden * dtype_size(out.dtype()));
   // Each chunk's scratch is given back to the arena before the next chunk takes its own (one
@@ -110,20 +139,39 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
     linear(xs, w.router, w.router_bias, logits);
     Tensor ids = scratch({entries}, DType::I32), weights = scratch({entries}, DType::F32);
     Tensor counts = scratch({experts}, DType::I32), offsets = scratch({experts + 1}, DType::I32);
-    Tensor order = scratch({entries}, DType::I32);
-    Tensor h = scratch({entries, 2 * inter}, DType::F32), act = scratch({entries, inter}, storage_);
-    Tensor y = scratch({entries, hidden}, DType::F32);
-    DRIFT_CHECK(cuda::moe_route(logits.as<float>(), n, experts, k, ids.as<int32_t>(), weights.as<float>(), stream_),
-                "moe: routing {} experts per token of {}", k, experts);
-    cuda::moe_group(ids.as<int32_t>(), entries, experts, counts.as<int32_t>(), offsets.as<int32_t>(),
-                    order.as<int32_t>(), stream_);
-    DRIFT_CHECK(expert_projection(xs.data(), w.gate_up, experts, k, entries, tensor_cores, order.as<int32_t>(),
-                                  offsets.as<int32_t>(), h.as<float>(), storage_type_, stream_),
-                "moe gate_up: {} inputs are not whole blocks of 32", hidden);
-    cuda::moe_swiglu(h.as<float>(), entries, inter, shape.limit, shape.alpha, act.data(), storage_type_, stream_);
+    Tensor order = scratch({entries}, DType::I32), active = scratch({experts + 1}, DType::I32);
+    Tensor act = scratch({entries, inter}, storage_), y = scratch({entries, hidden}, DType::F32);
+    if (decode_sized) {  // one launch routes and groups
+      DRIFT_CHECK(cuda::moe_route_group(logits.as<float>(), n, experts, k, ids.as<int32_t>(), weights.as<float>(),
+                                        counts.as<int32_t>(), offsets.as<int32_t>(), order.as<int32_t>(),
+                                        active.as<int32_t>(), stream_),
+                  "moe: routing {} experts per token of {}", k, experts);
+    } else {
+      DRIFT_CHECK(cuda::moe_route(logits.as<float>(), n, experts, k, ids.as<int32_t>(), weights.as<float>(), stream_),
+                  "moe: routing {} experts per token of {}", k, experts);
+      cuda::moe_group(ids.as<int32_t>(), entries, experts, counts.as<int32_t>(), offsets.as<int32_t>(),
+                      order.as<int32_t>(), active.as<int32_t>(), stream_);
+    }
+    const auto group = [&](const void* in, const ExpertProjection& p, int64_t rows_divisor) {
+      return gemv_args(in, p, experts, rows_divisor, entries, order.as<int32_t>(), offsets.as<int32_t>(),
+                       active.as<int32_t>(), storage_type_);
+    };
+    const cuda::ExpertGemvArgs gate_up = group(xs.data(), w.gate_up, k);
+    if (tensor_cores) {
+      Tensor h = scratch({entries, 2 * inter}, DType::F32);
+      DRIFT_CHECK(expert_gemm(gate_up, w.gate_up, h.as<float>(), stream_),
+                  "moe gate_up: {} inputs are not whole "
+                  "blocks of 32",
+                  hidden);
+      cuda::moe_swiglu(h.as<float>(), entries, inter, shape.limit, shape.alpha, act.data(), storage_type_, stream_);
+    } else {
+      DRIFT_CHECK(expert_gemv_swiglu(gate_up, w.gate_up, shape, act.data(), stream_),
+                  "moe gate_up: {} inputs are not whole blocks of 32", hidden);
+    }
     // Down reads each entry's own activation row: the entries are its rows (one slot each).
-    DRIFT_CHECK(expert_projection(act.data(), w.down, experts, 1, entries, tensor_cores, order.as<int32_t>(),
-                                  offsets.as<int32_t>(), y.as<float>(), storage_type_, stream_),
+    const cuda::ExpertGemvArgs down = group(act.data(), w.down, 1);
+    DRIFT_CHECK(tensor_cores ? expert_gemm(down, w.down, y.as<float>(), stream_)
+                             : expert_gemv(down, w.down, y.as<float>(), stream_),
                 "moe down: {} inputs are not whole blocks of 32", inter);
     cuda::moe_combine(y.as<float>(), weights.as<float>(), n, k, hidden,
                       static_cast<char*>(out.data()) + first * out_row, elem_type(out), stream_);

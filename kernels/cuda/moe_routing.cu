@@ -2,9 +2,10 @@
 //  - moe_route: each row's top experts_per_token router logits (ties: the lower expert id, as
 //    torch.topk and the CPU's stable sort) and their softmax weights, one warp per row;
 //  - moe_group: the (row, slot) entries ordered by expert, stably (an expert's entries keep row
-//    order), with each expert's first entry: what grouped expert GEMMs read (an expert's weights
-//    once for all of its rows). Deterministic: no atomics, so a forward's grouping -- and so its
-//    sums -- never depends on timing.
+//    order), with each expert's first entry and the list of experts that have any: what grouped
+//    expert GEMMs read (an expert's weights once for all of its rows). Deterministic: no atomics,
+//    so a forward's grouping -- and so its sums -- never depends on timing;
+//  - moe_route_group: both in one block, for decode-sized batches (one launch instead of four).
 #include "kernels/cuda/ops.h"
 
 namespace drift::cuda {
@@ -22,11 +23,10 @@ __device__ __forceinline__ void keep_best(float& value, int& expert, float other
   }
 }
 
-__global__ void route_kernel(const float* logits, int64_t rows, int64_t experts, int64_t k, int32_t* expert_ids,
-                             float* weights) {
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+// One warp routes one row.
+__device__ void route_row(const float* logits, int64_t row, int64_t experts, int64_t k, int32_t* expert_ids,
+                          float* weights) {
   const int lane = threadIdx.x % kWarp;
-  if (row >= rows) return;
   const float* r = logits + row * experts;
   float chosen_logit[kMaxExpertsPerToken];
   int chosen[kMaxExpertsPerToken];
@@ -53,11 +53,15 @@ __global__ void route_kernel(const float* logits, int64_t rows, int64_t experts,
   }
 }
 
-// Warp e counts the entries of expert e.
-__global__ void count_kernel(const int32_t* expert_ids, int64_t entries, int64_t experts, int32_t* counts) {
-  const int64_t e = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+__global__ void route_kernel(const float* logits, int64_t rows, int64_t experts, int64_t k, int32_t* expert_ids,
+                             float* weights) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (row < rows) route_row(logits, row, experts, k, expert_ids, weights);
+}
+
+// One warp counts the entries of expert e.
+__device__ void count_expert(const int32_t* expert_ids, int64_t entries, int64_t e, int32_t* counts) {
   const int lane = threadIdx.x % kWarp;
-  if (e >= experts) return;
   int32_t n = 0;
   for (int64_t base = 0; base < entries; base += kWarp) {
     const int64_t i = base + lane;
@@ -66,23 +70,32 @@ __global__ void count_kernel(const int32_t* expert_ids, int64_t entries, int64_t
   if (lane == 0) counts[e] = n;
 }
 
-// One block: offsets[e] = the entries of experts before e (offsets[experts] = all of them).
-__global__ void offsets_kernel(const int32_t* counts, int64_t experts, int32_t* offsets) {
-  if (threadIdx.x != 0) return;
-  int32_t total = 0;
+__global__ void count_kernel(const int32_t* expert_ids, int64_t entries, int64_t experts, int32_t* counts) {
+  const int64_t e = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (e < experts) count_expert(expert_ids, entries, e, counts);
+}
+
+// One thread: offsets[e] = the entries of experts before e (offsets[experts] = all of them), and
+// the active list: active[0] experts with entries, their ids (ascending) from active[1].
+__device__ void offsets_and_active(const int32_t* counts, int64_t experts, int32_t* offsets, int32_t* active) {
+  int32_t total = 0, used = 0;
   for (int64_t e = 0; e < experts; ++e) {
     offsets[e] = total;
     total += counts[e];
+    if (counts[e] > 0) active[1 + used++] = static_cast<int32_t>(e);
   }
   offsets[experts] = total;
+  active[0] = used;
 }
 
-// Warp e writes its expert's entries in entry order from offsets[e] on.
-__global__ void scatter_kernel(const int32_t* expert_ids, int64_t entries, int64_t experts, const int32_t* offsets,
+__global__ void offsets_kernel(const int32_t* counts, int64_t experts, int32_t* offsets, int32_t* active) {
+  if (threadIdx.x == 0) offsets_and_active(counts, experts, offsets, active);
+}
+
+// One warp writes expert e's entries in entry order from offsets[e] on.
+__device__ void scatter_expert(const int32_t* expert_ids, int64_t entries, int64_t e, const int32_t* offsets,
                                int32_t* order) {
-  const int64_t e = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
-  if (e >= experts) return;
   int32_t next = offsets[e];
   for (int64_t base = 0; base < entries; base += kWarp) {
     const int64_t i = base + lane;
@@ -91,6 +104,30 @@ __global__ void scatter_kernel(const int32_t* expert_ids, int64_t entries, int64
     if (mine) order[next + __popc(ballot & ((1u << lane) - 1u))] = static_cast<int32_t>(i);
     next += __popc(ballot);
   }
+}
+
+__global__ void scatter_kernel(const int32_t* expert_ids, int64_t entries, int64_t experts, const int32_t* offsets,
+                               int32_t* order) {
+  const int64_t e = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (e < experts) scatter_expert(expert_ids, entries, e, offsets, order);
+}
+
+// moe_route_group's one block: its warps route the rows, count the experts' entries, one thread
+// lays out the offsets and the active list, the warps scatter. The same functions as the
+// separate kernels, so the same results.
+constexpr int kGroupWarps = 8;
+__global__ void __launch_bounds__(kGroupWarps * kWarp)
+    route_group_kernel(const float* logits, int64_t rows, int64_t experts, int64_t k, int32_t* expert_ids,
+                       float* weights, int32_t* counts, int32_t* offsets, int32_t* order, int32_t* active) {
+  const int warp = threadIdx.x / kWarp;
+  for (int64_t row = warp; row < rows; row += kGroupWarps) route_row(logits, row, experts, k, expert_ids, weights);
+  __syncthreads();  // a block's global writes are visible to the block after the barrier
+  const int64_t entries = rows * k;
+  for (int64_t e = warp; e < experts; e += kGroupWarps) count_expert(expert_ids, entries, e, counts);
+  __syncthreads();
+  if (threadIdx.x == 0) offsets_and_active(counts, experts, offsets, active);
+  __syncthreads();
+  for (int64_t e = warp; e < experts; e += kGroupWarps) scatter_expert(expert_ids, entries, e, offsets, order);
 }
 
 }  // namespace
@@ -107,12 +144,21 @@ bool moe_route(const float* logits, int64_t rows, int64_t experts, int64_t exper
 }
 
 void moe_group(const int32_t* expert_ids, int64_t entries, int64_t experts, int32_t* counts, int32_t* offsets,
-               int32_t* order, cudaStream_t stream) {
+               int32_t* order, int32_t* active, cudaStream_t stream) {
   constexpr int kWarpsPerBlock = 8;
   const auto blocks = static_cast<unsigned>((experts + kWarpsPerBlock - 1) / kWarpsPerBlock);
   count_kernel<<<blocks, kWarpsPerBlock * kWarp, 0, stream>>>(expert_ids, entries, experts, counts);
-  offsets_kernel<<<1, kWarp, 0, stream>>>(counts, experts, offsets);
+  offsets_kernel<<<1, kWarp, 0, stream>>>(counts, experts, offsets, active);
   scatter_kernel<<<blocks, kWarpsPerBlock * kWarp, 0, stream>>>(expert_ids, entries, experts, offsets, order);
+}
+
+bool moe_route_group(const float* logits, int64_t rows, int64_t experts, int64_t experts_per_token,
+                     int32_t* expert_ids, float* weights, int32_t* counts, int32_t* offsets, int32_t* order,
+                     int32_t* active, cudaStream_t stream) {
+  if (experts_per_token < 1 || experts_per_token > kMaxExpertsPerToken || experts_per_token > experts) return false;
+  route_group_kernel<<<1, kGroupWarps * kWarp, 0, stream>>>(logits, rows, experts, experts_per_token, expert_ids,
+                                                            weights, counts, offsets, order, active);
+  return true;
 }
 
 }  // namespace drift::cuda

@@ -1,8 +1,8 @@
 #pragma once
-// Expert weights as the experts' kernels read them (moe_experts.cu's GEMV, moe_grouped_gemm.cu's
-// tensor-core GEMM): MXFP4 -- 16 bytes of 4-bit e2m1 codes (the lower nibble first) and one E8M0
-// scale per 32 inputs of an output row, decoded in registers -- or dense rows of the storage type
-// (checkpoints that store their experts unquantized, as the miniature golden/gptoss-tiny does).
+// Expert weights as the tensor-core GEMM reads them (moe_grouped_gemm.cu; the GEMV in
+// moe_experts.cu has its own two-at-a-time decoding): MXFP4 -- 16 bytes of 4-bit e2m1 codes (the
+// lower nibble first) and one E8M0 scale per 32 inputs of an output row -- or dense rows of the
+// storage type (checkpoints that store their experts unquantized, as golden/gptoss-tiny does).
 #include <cstdint>
 
 #include "kernels/cuda/dtype.cuh"
@@ -24,39 +24,6 @@ __device__ __forceinline__ float e2m1(uint32_t code) {
 __device__ __forceinline__ float e8m0(uint32_t scale) {
   return scale == 0u ? __uint_as_float(0x00400000u) : __uint_as_float(scale << 23);
 }
-
-// 32 consecutive values of a 16-bit storage type as floats (four 16-byte loads).
-template <typename T>
-__device__ __forceinline__ void load_group(const T* src, float* v) {
-  const uint4* words = reinterpret_cast<const uint4*>(src);
-#pragma unroll
-  for (int part = 0; part < kBlockValues * static_cast<int>(sizeof(T)) / 16; ++part) {
-    const uint4 raw = words[part];
-    const T* e = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-    for (int i = 0; i < 16 / static_cast<int>(sizeof(T)); ++i) v[part * (16 / sizeof(T)) + i] = to_float(e[i]);
-  }
-}
-
-// For the GEMV: an expert weight row's 32-value group g as floats.
-struct Mxfp4Rows {
-  const uint8_t* blocks;  // [experts, out, in / 32, 16]
-  const uint8_t* scales;  // [experts, out, in / 32]
-  __device__ __forceinline__ void group(int64_t row, int64_t groups, int64_t g, float* w) const {
-    const float scale = e8m0(scales[row * groups + g]);
-    const uint4 raw = *reinterpret_cast<const uint4*>(blocks + (row * groups + g) * (kBlockValues / 2));
-    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int i = 0; i < kBlockValues; ++i) w[i] = e2m1((words[i / 8] >> (4 * (i % 8))) & 15u) * scale;
-  }
-};
-template <typename T>
-struct DenseRows {
-  const T* weights;  // [experts, out, in]
-  __device__ __forceinline__ void group(int64_t row, int64_t groups, int64_t g, float* w) const {
-    load_group(weights + (row * groups + g) * kBlockValues, w);
-  }
-};
 
 // For the tensor-core GEMM: half of a row's group (16 values) loaded into registers, then stored
 // to shared memory as the storage type (zeros for rows past the output).

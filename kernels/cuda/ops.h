@@ -244,25 +244,44 @@ bool moe_route(const float* logits, int64_t rows, int64_t experts, int64_t exper
                float* weights, cudaStream_t stream);
 // The entries of expert_ids [entries] (a routing's (row, slot) pairs, flattened) grouped by
 // expert, stably: order [entries] lists entry indices, expert e's at order[offsets[e] ..
-// offsets[e + 1]) in entry order; counts [experts], offsets [experts + 1]. No atomics: the same
+// offsets[e + 1]) in entry order; counts [experts], offsets [experts + 1]; active [experts + 1]:
+// active[0] experts have entries, their ids ascending from active[1]. No atomics: the same
 // routing always groups alike.
 void moe_group(const int32_t* expert_ids, int64_t entries, int64_t experts, int32_t* counts, int32_t* offsets,
-               int32_t* order, cudaStream_t stream);
+               int32_t* order, int32_t* active, cudaStream_t stream);
+// moe_route then moe_group in one block, for decode-sized batches (tens of rows; the same results).
+bool moe_route_group(const float* logits, int64_t rows, int64_t experts, int64_t experts_per_token, int32_t* expert_ids,
+                     float* weights, int32_t* counts, int32_t* offsets, int32_t* order, int32_t* active,
+                     cudaStream_t stream);
 
 // The experts (moe_experts.cu), MXFP4 weights kept 4-bit: blocks U8 [experts, out, in / 32, 16]
 // (e2m1 codes, the lower nibble first) and scales U8 [experts, out, in / 32] (E8M0), as gpt-oss
-// checkpoints store them; bias [experts, out] of `storage` or null. For every routed entry (row
-// * experts_per_token + slot, grouped by moe_group's order / offsets):
-// y [entries, out] (fp32) = W_e x[row] + b_e, x [rows, in] of `storage`. Each chosen expert's
-// weights are read once for all its rows. False (nothing launched) when in % 32 != 0.
-bool mxfp4_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
-                       const uint8_t* blocks, const uint8_t* scales, const void* bias, const int32_t* order,
-                       const int32_t* offsets, float* y, ElemType storage, cudaStream_t stream);
+// checkpoints store them. One projection over moe_group's entries:
+struct ExpertGemvArgs {
+  const void* x = nullptr;  // [rows, in] of `storage`; entry i reads row i / rows_divisor
+  int64_t in = 0, out = 0, experts = 0;
+  int64_t rows_divisor = 1;  // experts_per_token when x holds the tokens (gate_up), 1 when the entries (down)
+  int64_t entries = 0;
+  const void* bias = nullptr;      // [experts, out] of `storage`, or null
+  const int32_t* order = nullptr;  // moe_group's
+  const int32_t* offsets = nullptr;
+  const int32_t* active = nullptr;
+  ElemType storage = ElemType::BF16;
+};
+// y [entries, out] (fp32) = W_e x[row] + b_e for every entry. Each chosen expert's weights are read
+// once for all its rows; an entry's sum does not depend on the other entries. False (nothing
+// launched) when in % 32 != 0.
+bool mxfp4_expert_gemv(const ExpertGemvArgs& a, const uint8_t* blocks, const uint8_t* scales, float* y,
+                       cudaStream_t stream);
 // The same over dense experts: weights [experts, out, in] of `storage` (checkpoints that store
-// their experts unquantized). Both formats sum in the same order.
-bool dense_expert_gemv(const void* x, int64_t in, int64_t out, int64_t experts, int64_t experts_per_token,
-                       const void* weights, const void* bias, const int32_t* order, const int32_t* offsets, float* y,
-                       ElemType storage, cudaStream_t stream);
+// their experts unquantized). Both formats give the same bits for the same values.
+bool dense_expert_gemv(const ExpertGemvArgs& a, const void* weights, float* y, cudaStream_t stream);
+// gate_up with GPT-OSS's clamped SwiGLU in the epilogue (out = 2 inter: gates at even, ups at odd
+// outputs): act [entries, inter] of `storage`, the bits moe_swiglu gives over the GEMV's y.
+bool mxfp4_expert_gemv_swiglu(const ExpertGemvArgs& a, const uint8_t* blocks, const uint8_t* scales, float limit,
+                              float alpha, void* act, cudaStream_t stream);
+bool dense_expert_gemv_swiglu(const ExpertGemvArgs& a, const void* weights, float limit, float alpha, void* act,
+                              cudaStream_t stream);
 // The same products on tensor cores for prefill-sized batches (moe_grouped_gemm.cu): entries =
 // the routing's entries (rows * experts_per_token), y [entries, out] fp32. The MXFP4 weights are
 // decoded to `storage` a tile at a time in shared memory (exact for bf16; fp16's range can lose
