@@ -36,10 +36,13 @@ __device__ __forceinline__ float swiglu(float gate, float up, float limit, float
 //
 // MXFP4: a code's three magnitude bits shifted into an fp16's exponent and mantissa (and its sign
 // into the sign) give the e2m1 value times 2^-14 exactly (0.5's code lands on the fp16 subnormal
-// 2^-15), so a pair decodes in three integer ops and one conversion; the group factor is then
-// 2^14 times the E8M0 scale. Dense experts hold the values themselves (factor 1). Scaling by powers
-// of two is exact, so both formats give the same bits for the same values.
+// 2^-15), so a pair decodes in three integer ops and one conversion; the group's sum is then
+// scaled back by 2^14 (kDotScale) and joins with the E8M0 scale as its factor (two steps: 2^14
+// times a scale near the top of E8M0's range would overflow). Dense experts hold the values
+// themselves (1, 1). Scaling by powers of two is exact, so both formats give the same bits for
+// the same values.
 struct Mxfp4Group {
+  static constexpr float kDotScale = 16384.0f;
   uint4 codes;
   float factor;
   __device__ __forceinline__ float2 pair(int q, int i) const {
@@ -54,13 +57,13 @@ struct Mxfp4Loader {
   using Group = Mxfp4Group;
   __device__ __forceinline__ Group load(int64_t row, int64_t groups, int64_t g) const {
     const int64_t at = row * groups + g;
-    return Group{*reinterpret_cast<const uint4*>(blocks + at * (kBlockValues / 2)), e8m0(scales[at]) * 16384.0f};
+    return Group{*reinterpret_cast<const uint4*>(blocks + at * (kBlockValues / 2)), e8m0(scales[at])};
   }
 };
 template <typename T>
 struct DenseGroup {
   uint4 raw[4];  // 32 values of T
-  static constexpr float factor = 1.0f;
+  static constexpr float kDotScale = 1.0f, factor = 1.0f;
   __device__ __forceinline__ float value(int i) const {
     const T* v = reinterpret_cast<const T*>(raw);
     return to_float(v[i]);
@@ -150,7 +153,8 @@ __global__ void __launch_bounds__(kGemvWarps * kWarp) expert_gemv_kernel(GemvKer
         XGroup<T> xg;
         xg.load(x + x_row[j] + g * kBlockValues);
 #pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) acc[j][r] = fmaf(group_dot(w[r], xg), w[r].factor, acc[j][r]);
+        for (int r = 0; r < kRowsPerWarp; ++r)
+          acc[j][r] = fmaf(group_dot(w[r], xg) * w[r].kDotScale, w[r].factor, acc[j][r]);
       }
     }
 #pragma unroll

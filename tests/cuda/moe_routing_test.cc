@@ -93,7 +93,10 @@ TEST(MoeRoutingGpu, TopExpertsAndWeightsEqualTheCpusAndGroupStably) {
         // The separate kernels (prefill) and the one-block moe_route_group (decode): the same results.
         for (bool one_block : {false, true}) {
           SCOPED_TRACE(one_block ? "moe_route_group" : "moe_route, moe_group");
-          ASSERT_EQ(cudaMemset(d_order, 0xff, want_ids.size() * sizeof(int32_t)), cudaSuccess);
+          // Every output poisoned first: each run must write all of them itself.
+          for (void* d : {static_cast<void*>(d_ids), static_cast<void*>(d_weights), static_cast<void*>(d_order)})
+            ASSERT_EQ(cudaMemset(d, 0xff, want_ids.size() * 4), cudaSuccess);
+          ASSERT_EQ(cudaMemset(d_offsets, 0xff, (experts + 1) * sizeof(int32_t)), cudaSuccess);
           ASSERT_EQ(cudaMemset(d_active, 0xff, (experts + 1) * sizeof(int32_t)), cudaSuccess);
           if (one_block) {
             ASSERT_TRUE(cuda::moe_route_group(d_logits, rows, experts, k, d_ids, d_weights, d_counts, d_offsets,
@@ -265,6 +268,7 @@ TEST(MoeExpertsGpu, Mxfp4ExpertsSwigluAndCombineMatchTheHostReference) {
     ASSERT_EQ(cudaMalloc(&d_out16, rows * kHidden * 2), cudaSuccess);
     ASSERT_TRUE(cuda::dense_expert_gemv(gate_up_args, d_gu_dense, d_h, nullptr));
     cuda::moe_swiglu(d_h, entries, kInter, kLimit, kAlpha, d_act, cuda::ElemType::BF16, nullptr);
+    ASSERT_EQ(cudaMemset(d_act_fused, 0xff, entries * kInter * 2), cudaSuccess);  // the MXFP4 run's bits: gone
     ASSERT_TRUE(cuda::dense_expert_gemv_swiglu(gate_up_args, d_gu_dense, kLimit, kAlpha, d_act_fused, nullptr));
     ASSERT_TRUE(cuda::dense_expert_gemv(down_args, d_dn_dense, d_y, nullptr));
     cuda::moe_combine(d_y, d_weights, rows, kTop, kHidden, d_out, cuda::ElemType::F32, nullptr);
@@ -300,7 +304,7 @@ TEST(MoeExpertsGpu, GroupedGemmMatchesTheHostReferenceAndTheGemv) {
 #ifdef DRIFT_WITH_CUDA
   std::mt19937 rng(17);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  constexpr int64_t kOut = 200, kExperts = 8, kTop = 2;
+  constexpr int64_t kOut = 198, kExperts = 8, kTop = 2;  // not a multiple of the tiles (128, 32, 4)
   // 96 inputs: three groups, lanes 0-2; 2880 (gpt-oss-20b's hidden): 90 groups, several a lane.
   for (int64_t kIn : {96, 2880}) {
     const Mxfp4Experts w(kExperts, kOut, kIn, rng);
@@ -364,8 +368,10 @@ TEST(MoeExpertsGpu, GroupedGemmMatchesTheHostReferenceAndTheGemv) {
       a.order = d_order;
       a.offsets = d_offsets;
       a.active = d_active;
+      ASSERT_EQ(cudaMemset(d_y, 0xff, entries * kOut * 4), cudaSuccess);  // NaNs: the GEMV writes every output
       ASSERT_TRUE(cuda::mxfp4_expert_gemv(a, d_blocks, d_scales, d_y, nullptr));
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      check("mxfp4 GEMV vs the host", want, 1e-5);
       const std::vector<float> gemv = host_copy(d_y, want.size());
       ASSERT_EQ(cudaMemset(d_y, 0xff, entries * kOut * 4), cudaSuccess);
       ASSERT_TRUE(cuda::dense_expert_gemm(d_x, kIn, kOut, kExperts, kTop, entries, d_dense, d_bias, d_order, d_offsets,
