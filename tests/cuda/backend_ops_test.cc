@@ -127,6 +127,66 @@ TEST_P(CudaOpsTest, SkinnyLinearIsBatchInvariant) {
     }
 }
 
+// A decode or verification forward (every row picks a token) above 32 rows: each row of the
+// mixture of experts equals that row's MLP alone (the GEMVs and the router's skinny GEMM, not the
+// grouped GEMM and cuBLASLt, which sum in another order: a verified draft token must see exactly
+// what decoding it would). A prefill forward's rows (tensor cores) stay within rounding of them.
+TEST_P(CudaOpsTest, MixtureOfExpertsOfADecodeForwardIsBatchInvariantAtAnyRowCount) {
+  const int64_t hidden = 64, inter = 64, experts = 8, rows = 48;
+  MoeShape shape;
+  shape.experts_per_token = 2;
+  std::uniform_int_distribution<int> byte(0, 255), exponent(120, 126);
+  auto packed = [&](std::vector<int64_t> shape_of, bool scales) {
+    std::vector<uint8_t> bytes(
+        static_cast<size_t>(std::accumulate(shape_of.begin(), shape_of.end(), int64_t{1}, std::multiplies<int64_t>())));
+    for (auto& b : bytes) b = static_cast<uint8_t>(scales ? exponent(rng_) : byte(rng_));
+    return gpu_->load_bytes(RawTensor{bytes.data(), DType::U8, shape_of});
+  };
+  for (bool mxfp4 : {false, true}) {
+    MoeWeights w;
+    w.router = gpu_->upload(random({experts, hidden}, 0.5f));
+    w.router_bias = gpu_->upload(random({experts}, 0.1f));
+    for (auto [p, outputs, inputs] : {std::tuple{&w.gate_up, 2 * inter, hidden}, std::tuple{&w.down, hidden, inter}}) {
+      if (mxfp4) {
+        p->blocks = packed({experts, outputs, inputs / 32, 16}, false);
+        p->scales = packed({experts, outputs, inputs / 32}, true);
+      } else {
+        p->dense = gpu_->upload(random({experts, outputs, inputs}, 0.1f));
+      }
+      p->bias = gpu_->upload(random({experts, outputs}, 0.1f));
+    }
+    const Tensor x_host = host(gpu_->upload(random({rows, hidden})));
+    const Tensor x = gpu_->upload(x_host);
+    std::vector<Tensor> alone;
+    for (int64_t r = 0; r < rows; ++r) {
+      Tensor out = gpu_out({1, hidden});
+      gpu_->moe_mlp(gpu_->upload(test::rows_of(x_host, r, 1)), w, shape, out);
+      alone.push_back(host(out));
+    }
+    for (bool every_row_picks : {true, false}) {
+      std::vector<int32_t> tokens(rows, 0), positions(rows), logit_rows;
+      std::iota(positions.begin(), positions.end(), 0);
+      for (int32_t r = every_row_picks ? 0 : rows - 1; r < rows; ++r) logit_rows.push_back(r);
+      AttentionMetadata meta;
+      meta.token_seq.assign(rows, 0);
+      for (int32_t r = 0; r < rows; ++r) meta.kv_len.push_back(r + 1);
+      meta.slots.assign(rows, -1);
+      meta.block_tables = {{0, 1, 2}};
+      gpu_->begin_forward({&tokens, &positions, &meta, &logit_rows, nullptr});
+      Tensor out = gpu_out({rows, hidden});
+      gpu_->moe_mlp(x, w, shape, out);
+      const Tensor all = host(out);
+      gpu_->end_forward();
+      for (int64_t r = 0; r < rows; ++r) {
+        if (every_row_picks)
+          EXPECT_TRUE(bit_equal(alone[r], all, 0, r * hidden, hidden)) << (mxfp4 ? "mxfp4" : "dense") << " row " << r;
+        else
+          EXPECT_LT(rel_error(test::rows_of(all, r, 1), alone[r]), 2e-2) << (mxfp4 ? "mxfp4" : "dense") << " row " << r;
+      }
+    }
+  }
+}
+
 // A paged KV cache with random contents and sequences whose pages are scattered over it.
 struct PagedCase {
   int64_t head_dim, num_heads, num_kv_heads, block_size;
@@ -468,27 +528,30 @@ TEST_P(CudaAttentionTest, SinksAndSlidingWindowsMatchCpu) {
   for (PagedCase c : {PagedCase{64, 8, 1, 16}, PagedCase{64, 64, 8, 16}, PagedCase{128, 8, 8, 32},
                       PagedCase{8, 4, 2, 16}, PagedCase{256, 4, 2, 16}}) {
     auto [sinks, sinks_ref] = bf16_pair(random({c.num_heads}, 2.0f));
+    // One fixture (the costly part: random KV for the whole context) serves every window.
     for (int64_t context : {1, 17, 128, 129, 300, 2100, 9000})
-      for (int64_t window : {1, 5, 16, 128, 1000})
-        for (int64_t tree_nodes : {0, 5, 64})
+      for (int64_t tree_nodes : {0, 5, 64}) {
+        PagedFixture f(*this, c, (context + 100) / c.block_size + 8);
+        const int32_t seq = f.add_sequence(context + tree_nodes);
+        f.add_query(seq, static_cast<int32_t>(context));
+        for (int64_t i = std::max<int64_t>(0, context - 9); i < context; ++i)
+          f.add_query(seq, static_cast<int32_t>(i + 1));
+        if (tree_nodes > 0) add_tree(f, seq, context, tree_nodes, rng);
+        const std::vector<int32_t> pages = f.meta.block_tables[seq];
+        const int64_t tokens = static_cast<int64_t>(f.meta.token_seq.size());
+        auto [q, q_ref] = bf16_pair(random({tokens, c.num_heads, c.head_dim}));
+        const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+        for (int64_t window : {1, 5, 16, 128, 1000}) {
+          // Pages wholly behind every query's window are gone (-1), as the engine's window page
+          // group releases them: the kernels must never read them.
+          const int64_t seen_from = std::max<int64_t>(0, context - 10 - window);
+          auto& table = f.meta.block_tables[seq];
+          table = pages;
+          for (int64_t page = 0; (page + 1) * c.block_size <= seen_from; ++page) table[page] = -1;
           for (bool with_sinks : {false, true}) {
             SCOPED_TRACE(testing::Message() << "head_dim " << c.head_dim << " heads " << c.num_heads << "/"
                                             << c.num_kv_heads << " context " << context << " window " << window
                                             << " tree " << tree_nodes << (with_sinks ? " sinks" : ""));
-            PagedFixture f(*this, c, (context + 100) / c.block_size + 8);
-            const int32_t seq = f.add_sequence(context + tree_nodes);
-            f.add_query(seq, static_cast<int32_t>(context));
-            for (int64_t i = std::max<int64_t>(0, context - 9); i < context; ++i)
-              f.add_query(seq, static_cast<int32_t>(i + 1));
-            if (tree_nodes > 0) add_tree(f, seq, context, tree_nodes, rng);
-            // Pages wholly behind every query's window are gone (-1), as the engine's window page
-            // group releases them: the kernels must never read them.
-            const int64_t seen_from = std::max<int64_t>(0, context - 10 - window);
-            auto& table = f.meta.block_tables[seq];
-            for (int64_t page = 0; (page + 1) * c.block_size <= seen_from; ++page) table[page] = -1;
-            const int64_t tokens = static_cast<int64_t>(f.meta.token_seq.size());
-            auto [q, q_ref] = bf16_pair(random({tokens, c.num_heads, c.head_dim}));
-            const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
             const AttentionVariant gpu_variant{with_sinks ? &sinks : nullptr, window};
             const AttentionVariant cpu_variant{with_sinks ? &sinks_ref : nullptr, window};
             Tensor out = gpu_out({tokens, c.num_heads, c.head_dim});
@@ -497,6 +560,8 @@ TEST_P(CudaAttentionTest, SinksAndSlidingWindowsMatchCpu) {
             cpu_.attention_variant(q_ref, f.cpu_kv, f.meta, scale, c.block_size, cpu_variant, ref);
             EXPECT_LE(rel_error(host(out), ref), 1e-2);
           }
+        }
+      }
   }
 }
 
