@@ -950,8 +950,9 @@ TEST_P(CudaOpsTest, ResidualStreamNormFactoredIntoTheNeighbouringGemms) {
           }
         // A row's bits do not depend on the row count (up to 32).
         auto same_bits = [&](const char* name, Tensor Result::*field, int64_t width) {
-          if (rows <= 32)
+          if (rows <= 32) {
             EXPECT_TRUE(bit_equal(ours.*field, all.*field, 0, 0, rows * width)) << what << " " << name << " vs 32";
+          }
         };
         same_bits("residual", &Result::residual, hidden);
         same_bits("normed", &Result::normed, hidden);

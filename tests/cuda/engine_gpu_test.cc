@@ -65,6 +65,27 @@ std::string golden_run_name(const ::testing::TestParamInfo<GoldenRun>& info) {
 
 bool contains(const std::vector<int32_t>& v, int32_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+// Where a GPU output `ours` parts from the GPU's plain greedy output `want` (at `at`, after
+// `prompt`), the part must be a near-tie: the fp32 CPU reference's top two logits there are closer
+// than twice the GPU's own logit error at that row, and both diverging tokens are those two.
+void expect_parts_at_a_near_tie(Engine& gpu_plain, Engine& cpu_reference, const std::vector<int32_t>& prompt,
+                                const std::vector<int32_t>& want, const std::vector<int32_t>& ours, int64_t at,
+                                const std::string& what) {
+  std::vector<int32_t> prefix = prompt;
+  prefix.insert(prefix.end(), want.begin(), want.begin() + at);
+  const Tensor fp32 = cpu_reference.score(prefix), gpu = gpu_plain.score(prefix);
+  const int64_t vocab = fp32.dim(1), row = static_cast<int64_t>(prefix.size()) - 1;
+  const float* r = fp32.as<float>() + row * vocab;
+  const float* g = gpu.as<float>() + row * vocab;
+  const auto top2 = top_k(r, vocab, 2);
+  EXPECT_TRUE(contains(top2, ours[at]) && contains(top2, want[at]))
+      << what << " parts at output " << at << " on tokens outside the fp32 top two";
+  const float gap = r[top2[0]] - r[top2[1]];
+  const float err = std::max(std::abs(g[top2[0]] - r[top2[0]]), std::abs(g[top2[1]] - r[top2[1]]));
+  EXPECT_LE(gap, 2.0f * err) << what << " parts at output " << at << ": the fp32 top-2 gap " << gap
+                             << " exceeds twice the GPU's logit error " << err;
+}
+
 class GpuGoldenTest : public ::testing::TestWithParam<GoldenRun> {
  protected:
   void SetUp() override {
@@ -282,24 +303,31 @@ TEST(GpuEngineTest, KvPoolFromAFractionOfFreeMemory) {
   EXPECT_EQ(runs[0].output.size(), 16u);
 }
 
-// Speculation on the GPU: chains must reproduce the plain GPU output exactly (the skinny GEMM
-// and attention are batch-invariant); trees too, except where a sibling's slot shifts the
-// attention order, which may flip only a near-tie (counted).
+// Speculation on the GPU against plain GPU decoding. Up to kSkinnyMaxRows (32) rows a forward
+// every path is batch-invariant (the skinny GEMM, attention, the experts' GEMVs): there chains must
+// reproduce the plain output exactly; trees too, except where a sibling's slot shifts the
+// attention order, which may flip only a near-tie (counted). Larger verify forwards (7 requests
+// of up to 9 rows) put the dense projections through cuBLASLt, whose rounding depends on the row
+// count: an output may then part from plain decoding only at a near-tie (checked against the CPU,
+// as GpuEagle3Test does) -- gptoss-tiny's bf16 router turns on such near-ties.
 // Sampled runs draw on the device with each request's seed (the token picks of
-// Backend::pick_tokens), so the same property holds for them -- as long as every forward stays
-// batch-invariant: up to kSkinnyMaxRows (32) rows. Larger forwards go through cuBLASLt, whose
-// rounding depends on the row count; greedy picks shrug that off but a seeded draw landing within
-// that rounding of a boundary would not, so the sampled runs take one request at a time.
+// Backend::pick_tokens), so the same property holds for them within 32 rows; a seeded draw
+// landing within cuBLASLt's rounding of a boundary has no near-tie check, so the sampled runs take
+// one request at a time.
 class GpuSpeculationTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void expect_speculation_matches_plain(const SamplingParams& params, int64_t max_batch_size);
+  // Every request at once when max_batch_size is 0; `exact_chains`: every verify forward stays
+  // within 32 rows, so chains must equal plain exactly (otherwise they may part at near-ties).
+  void expect_speculation_matches_plain(const SamplingParams& params, int64_t max_batch_size, bool exact_chains);
 };
 
 TEST_P(GpuSpeculationTest, SpeculativeOutputEqualsPlainOutput) {
   SamplingParams params;
   params.max_new_tokens = 40;
   params.ignore_eos = true;
-  expect_speculation_matches_plain(params, 0);
+  // 3 requests of up to 9 rows stay within the batch-invariant 32 rows; all 7 go beyond.
+  expect_speculation_matches_plain(params, 3, true);
+  expect_speculation_matches_plain(params, 0, false);
 }
 
 TEST_P(GpuSpeculationTest, SampledSpeculativeOutputEqualsSampledPlainOutput) {
@@ -309,10 +337,11 @@ TEST_P(GpuSpeculationTest, SampledSpeculativeOutputEqualsSampledPlainOutput) {
   params.temperature = 0.8;
   params.top_p = 0.95;
   params.seed = 31337;
-  expect_speculation_matches_plain(params, 1);
+  expect_speculation_matches_plain(params, 1, true);
 }
 
-void GpuSpeculationTest::expect_speculation_matches_plain(const SamplingParams& params, int64_t max_batch_size) {
+void GpuSpeculationTest::expect_speculation_matches_plain(const SamplingParams& params, int64_t max_batch_size,
+                                                          bool exact_chains) {
   std::string why;
   if (!test::cuda_backend_or_null(why)) GTEST_SKIP() << why;
   const std::string dir = test::test_data_path(GetParam());
@@ -331,6 +360,15 @@ void GpuSpeculationTest::expect_speculation_matches_plain(const SamplingParams& 
   auto plain_engine = Engine::from_config(config());
   const auto plain = test::run_batch(*plain_engine, prompts, {params});
   const std::string reference = test::write_reference(test::make_temp_dir("gpu_spec"), prompts, plain);
+  std::unique_ptr<Engine> cpu;  // the fp32 reference a near-tie is judged by, made when first needed
+  auto cpu_reference = [&]() -> Engine& {
+    if (!cpu) {
+      EngineConfig c = config();
+      c.engine.backend = "cpu";
+      cpu = Engine::from_config(c);
+    }
+    return *cpu;
+  };
 
   struct Variant {
     std::string label;
@@ -351,18 +389,26 @@ void GpuSpeculationTest::expect_speculation_matches_plain(const SamplingParams& 
     int64_t accepted = 0;
     for (size_t i = 0; i < runs.size(); ++i) {
       accepted += runs[i].stats.speculation.accepted_tokens;
-      if (runs[i].output == plain[i].output) continue;
+      const auto& ours = runs[i].output;
+      const auto& want = plain[i].output;
+      const auto at = std::mismatch(ours.begin(), ours.end(), want.begin()).first - ours.begin();
+      if (at == static_cast<int64_t>(ours.size())) continue;
       ++differing;
-      EXPECT_FALSE(v.chain) << v.label << ", prompt " << i << ": a chain must reproduce the plain output exactly";
+      const std::string what = v.label + ", prompt " + std::to_string(i);
+      EXPECT_FALSE(v.chain && exact_chains) << what << ": a chain within 32 rows must reproduce the plain output";
+      if (!exact_chains) expect_parts_at_a_near_tie(*plain_engine, cpu_reference(), prompts[i], want, ours, at, what);
     }
-    std::printf("[ metric ] %s %s (temperature %.1f): %d of %zu outputs differ from plain, %lld draft tokens accepted\n",
-                GetParam(), v.label.c_str(), params.temperature, differing, runs.size(),
-                static_cast<long long>(accepted));
+    std::printf(
+        "[ metric ] %s %s (temperature %.1f, %s): %d of %zu outputs differ from plain, %lld draft tokens accepted\n",
+        GetParam(), v.label.c_str(), params.temperature, exact_chains ? "within 32 rows" : "all at once", differing,
+        runs.size(), static_cast<long long>(accepted));
     // Sampled text from random-weight models rarely repeats itself: only the oracle must hit.
     if (params.temperature == 0.0 || v.plugin.name == "oracle") {
       EXPECT_GT(accepted, 0) << v.label << ": speculation never accepted anything";
     }
-    EXPECT_LE(differing, 1) << v.label;
+    if (exact_chains) {
+      EXPECT_LE(differing, 1) << v.label;
+    }
   }
 }
 
@@ -538,19 +584,8 @@ void GpuEagle3Test::expect_plain_outputs(const std::vector<std::vector<int32_t>>
       if (at == static_cast<int64_t>(ours.size())) continue;
       ++differing;
       EXPECT_FALSE(exact_chains && std::string(s.name) == "chain") << "prompt " << i << ": a chain must be exact here";
-      std::vector<int32_t> prefix = prompts[i];
-      prefix.insert(prefix.end(), want.begin(), want.begin() + at);
-      const Tensor fp32 = reference->score(prefix), bf16 = plain_engine->score(prefix);
-      const int64_t vocab = fp32.dim(1), row = static_cast<int64_t>(prefix.size()) - 1;
-      const float* r = fp32.as<float>() + row * vocab;
-      const float* g = bf16.as<float>() + row * vocab;
-      const auto top2 = top_k(r, vocab, 2);
-      EXPECT_TRUE(contains(top2, ours[at]) && contains(top2, want[at]))
-          << s.name << " prompt " << i << " parts at output " << at << " on tokens outside the fp32 top two";
-      const float gap = r[top2[0]] - r[top2[1]];
-      const float err = std::max(std::abs(g[top2[0]] - r[top2[0]]), std::abs(g[top2[1]] - r[top2[1]]));
-      EXPECT_LE(gap, 2.0f * err) << s.name << " prompt " << i << " parts at output " << at << ": the fp32 top-2 gap "
-                                 << gap << " exceeds twice the GPU's logit error " << err;
+      expect_parts_at_a_near_tie(*plain_engine, *reference, prompts[i], want, ours, at,
+                                 std::string(s.name) + " prompt " + std::to_string(i));
     }
     const double tau = engine->metrics().speculation.acceptance_length();
     std::printf(
