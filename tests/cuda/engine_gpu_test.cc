@@ -316,8 +316,11 @@ TEST(GpuEngineTest, KvPoolFromAFractionOfFreeMemory) {
 // one request at a time.
 class GpuSpeculationTest : public ::testing::TestWithParam<const char*> {
  protected:
-  // Every request at once when max_batch_size is 0; `exact_chains`: every verify forward stays
-  // within 32 rows, so chains must equal plain exactly (otherwise they may part at near-ties).
+  // Every request at once when max_batch_size is 0. `exact_chains`: only the last 3 prompts run,
+  // so every forward after their prefill stays within 32 rows and chains must equal plain exactly
+  // (otherwise they may part at near-ties). Not max_batch_size 3 over all the prompts: a queued
+  // prompt's prefill would join whichever decode step frees a place, a step that differs between
+  // plain and speculative runs, putting that step's decode rows through cuBLASLt (seen on the H100).
   void expect_speculation_matches_plain(const SamplingParams& params, int64_t max_batch_size, bool exact_chains);
 };
 
@@ -325,8 +328,9 @@ TEST_P(GpuSpeculationTest, SpeculativeOutputEqualsPlainOutput) {
   SamplingParams params;
   params.max_new_tokens = 40;
   params.ignore_eos = true;
-  // 3 requests of up to 9 rows stay within the batch-invariant 32 rows; all 7 go beyond.
-  expect_speculation_matches_plain(params, 3, true);
+  // 3 requests admitted together (one prefill forward, then verify forwards of up to 27 rows)
+  // stay within the batch-invariant 32 rows; all 7 go beyond.
+  expect_speculation_matches_plain(params, 0, true);
   expect_speculation_matches_plain(params, 0, false);
 }
 
@@ -352,6 +356,7 @@ void GpuSpeculationTest::expect_speculation_matches_plain(const SamplingParams& 
     p.insert(p.end(), p.begin(), p.end());
     prompts.push_back(p);
   }
+  if (exact_chains && max_batch_size == 0) prompts.erase(prompts.begin(), prompts.end() - 3);
   auto config = [&] {
     EngineConfig c = gpu_config(dir);
     if (max_batch_size > 0) c.engine.max_batch_size = max_batch_size;
