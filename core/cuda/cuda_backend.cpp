@@ -96,7 +96,6 @@ void CudaBackend::begin_forward(const ForwardInputs& inputs) {
   scaled_output_floats_ = 0;
   staging_.recycle();
   upload_.upload(inputs, stream_);
-  every_row_picks_ = inputs.tokens && inputs.logit_rows && inputs.logit_rows->size() == inputs.tokens->size();
   const uint64_t generation = arena_.generation() * 1000003u + upload_.generation();
   if (generation != graph_generation_) {
     clear_graphs();
@@ -141,10 +140,7 @@ void CudaBackend::end_forward_capture(const Tensor& output, std::vector<Tensor> 
   DRIFT_CUDA(cudaGraphLaunch(exec, stream_));  // recording ran nothing: run it now
 }
 
-void CudaBackend::end_forward() {
-  upload_.forget_inputs();
-  every_row_picks_ = false;
-}
+void CudaBackend::end_forward() { upload_.forget_inputs(); }
 
 // Host fp32 goes up as is and is rounded on the device (round to nearest even, as the kernels).
 Tensor CudaBackend::upload(const Tensor& host_f32) {
@@ -298,16 +294,7 @@ void CudaBackend::linear(const Tensor& x, const Tensor& weight, const Tensor& bi
       blas_broken_ = true;
     }
   }
-  skinny_row_blocks(x, weight, bias, out);
-}
-
-// The skinny GEMM over any row count, 32 rows a launch: each row's sums are those of the row
-// alone (batch invariance), at the cost of reading the weight once per block.
-void CudaBackend::skinny_row_blocks(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
-  const int64_t k = weight.dim(1), n = weight.dim(0), rows = x.numel() / k;
-  const void* b = bias.empty() ? nullptr : bias.data();
-  const int64_t out_row = n * static_cast<int64_t>(dtype_size(out.dtype()));
-  const int64_t in_row = k * static_cast<int64_t>(dtype_size(x.dtype()));
+  const int64_t out_row = n * static_cast<int64_t>(dtype_size(out.dtype())), in_row = k * 2;
   for (int64_t r = 0; r < rows; r += cuda::kSkinnyMaxRows) {
     const int64_t count = std::min(cuda::kSkinnyMaxRows, rows - r);
     const void* xr = static_cast<const char*>(x.data()) + r * in_row;

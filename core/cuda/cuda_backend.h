@@ -165,13 +165,9 @@ class CudaBackend final : public Backend {
   };
   std::vector<Tensor> replayed_extras_;  // of the graph replayed last
   void clear_graphs();
-  void skinny_row_blocks(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out);
   bool graphs_enabled_ = true;
   bool paired_weights_ = true;  // load_weight honours pair_span
   bool capturing_ = false;
-  // This forward returns logits for every token (decode, verification: no prefill chunk), so
-  // every row's result must not depend on the batch (moe_mlp keeps the GEMV at any row count).
-  bool every_row_picks_ = false;
   std::unordered_map<uint64_t, ForwardGraph> graphs_;
   std::unordered_set<uint64_t> seen_shapes_;  // run once eagerly: the next one is recorded
   uint64_t graph_generation_ = 0;             // arena + upload generations the graphs belong to

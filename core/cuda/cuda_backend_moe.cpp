@@ -2,8 +2,7 @@
 // GEMM into fp32 logits, routing and grouping on the device (kernels/cuda/moe_routing.cu; one
 // launch for decode-sized batches), then each chosen expert's gate_up with the clamped SwiGLU in
 // its epilogue, its down projection and the weighted sum (kernels/cuda/moe_experts.cu's GEMV up to
-// 32 rows and for every decode or verification forward; prefill above 32 rows, moe_grouped_gemm.cu
-// on tensor cores and a separate SwiGLU). Nothing reads back
+// 32 rows; above, moe_grouped_gemm.cu on tensor cores and a separate SwiGLU). Nothing reads back
 // to the host, so a recorded forward replays it. MXFP4 experts stay 4-bit on the device
 // (load_bytes) and are dequantized in the kernels.
 #include <algorithm>
@@ -49,11 +48,11 @@ void check_projection(const ExpertProjection& p, int64_t experts, int64_t output
   expect_dtype(p.bias, storage, what);
 }
 
-// Up to this many rows, and in any forward whose every row picks a token (decode, verification of
-// any batch), the experts run as GEMVs that sum an entry alike whatever else is in the batch
-// (batch invariance: a verified draft token sees exactly what decoding it alone would; the
-// grouped GEMM sums in another order and flipped near-ties of gptoss-tiny's bf16 router on the
-// H200). Prefill chunks above it run on tensor cores. The one-block routing takes up to this many.
+// Up to this many rows a forward (decode, verification) the experts run as GEMVs that sum an entry
+// alike whatever else is in the batch (batch invariance, as the dense skinny GEMM up to 32 rows);
+// above, on tensor cores, whose sums round apart (within rounding, as cuBLASLt's for the dense
+// projections). Kept for decode too: on the H100 gpt-oss-20b's batch-64 decode took 33.5 ms with
+// the GEMVs, against 24.7 ms (H200) with the grouped GEMM and llama.cpp's 27.3 ms.
 constexpr int64_t kGemvMaxRows = 32;
 
 // The GEMV's operands for one projection over a grouping.
@@ -127,7 +126,7 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
   check_projection(w.down, experts, hidden, inter, storage_, "down");
   const int64_t chunk = rows_per_chunk(experts, k, hidden, inter, static_cast<int64_t>(dtype_size(storage_)));
   const bool decode_sized = rows <= kGemvMaxRows;
-  const bool tensor_cores = !decode_sized && !every_row_picks_ && tensor_core_gemm_takes(w.gate_up, storage_type_) &&
+  const bool tensor_cores = !decode_sized && tensor_core_gemm_takes(w.gate_up, storage_type_) &&
                             tensor_core_gemm_takes(w.down, storage_type_);
   const auto x_row = static_cast<int64_t>(hidden * dtype_size(x.dtype()));
   const auto out_row = static_cast<int64_t>(hidden * dtype_size(out.dtype()));
@@ -139,12 +138,7 @@ void CudaBackend::moe_mlp(const Tensor& x, const MoeWeights& w, const MoeShape& 
     const Tensor xs = Tensor::wrap(static_cast<char*>(const_cast<void*>(x.data())) + first * x_row, {n, hidden},
                                    x.dtype(), Device::CUDA, nullptr);
     Tensor logits = scratch({n, experts}, DType::F32);
-    // The router is small (experts x hidden): read once per 32 rows, a decode or verification
-    // forward's routing is that of each row alone (above 32 rows linear takes cuBLASLt).
-    if (every_row_picks_)
-      skinny_row_blocks(xs, w.router, w.router_bias, logits);
-    else
-      linear(xs, w.router, w.router_bias, logits);
+    linear(xs, w.router, w.router_bias, logits);
     Tensor ids = scratch({entries}, DType::I32), weights = scratch({entries}, DType::F32);
     Tensor counts = scratch({experts}, DType::I32), offsets = scratch({experts + 1}, DType::I32);
     Tensor order = scratch({entries}, DType::I32), active = scratch({experts + 1}, DType::I32);
