@@ -66,7 +66,7 @@ class CudaBackend final : public Backend {
                              const AttentionMetadata& meta) override;
   void attention(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale, int64_t block_size,
                  Tensor& out) override;
-  // Sinks and windows (GPT-OSS) in the chunked paged-attention kernel.
+  // Sinks and windows (GPT-OSS) in the flash kernels (head_dim 16-128) and the chunked one.
   void attention_variant(const Tensor& q, const LayerKV& kv, const AttentionMetadata& meta, float scale,
                          int64_t block_size, const AttentionVariant& variant, Tensor& out) override;
   // Routing, grouping and the experts on the device (cuda_backend_moe.cpp).

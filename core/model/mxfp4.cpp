@@ -12,12 +12,6 @@ namespace {
 constexpr std::array<float, 8> kE2m1 = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 constexpr uint8_t kNanScale = 255;
 
-[[noreturn]] void fail_nan_scale(const std::string& name, int64_t block, int64_t outputs, int64_t groups) {
-  const int64_t g = block % groups, row = block / groups % outputs, e = block / groups / outputs;
-  fail("{}: the scale of expert {}, output {}, inputs [{}, {}) is 255 (E8M0's NaN)", name, e, row, g * kMxfp4Block,
-       (g + 1) * kMxfp4Block);
-}
-
 }  // namespace
 
 void check_mxfp4_scales(const RawTensor& scales, const std::string& name) {
@@ -26,7 +20,11 @@ void check_mxfp4_scales(const RawTensor& scales, const std::string& name) {
   const auto* bytes = static_cast<const uint8_t*>(scales.data);
   const int64_t count = scales.shape[0] * scales.shape[1] * scales.shape[2];
   const auto* nan = std::find(bytes, bytes + count, kNanScale);
-  if (nan != bytes + count) fail_nan_scale(name, nan - bytes, scales.shape[1], scales.shape[2]);
+  if (nan == bytes + count) return;
+  const int64_t block = nan - bytes, groups = scales.shape[2], outputs = scales.shape[1];
+  const int64_t g = block % groups, row = block / groups % outputs, e = block / groups / outputs;
+  fail("{}: the scale of expert {}, output {}, inputs [{}, {}) is 255 (E8M0's NaN)", name, e, row, g * kMxfp4Block,
+       (g + 1) * kMxfp4Block);
 }
 
 float mxfp4_value(uint8_t code, uint8_t scale) {
@@ -39,6 +37,7 @@ Tensor dequantize_mxfp4_experts(const RawTensor& blocks, const RawTensor& scales
   DRIFT_CHECK(blocks.shape.size() == 4 && blocks.shape[3] == kMxfp4Block / 2 && scales.shape.size() == 3 &&
                   std::equal(scales.shape.begin(), scales.shape.end(), blocks.shape.begin()),
               "{}: MXFP4 blocks [experts, outputs, groups, 16] with scales [experts, outputs, groups]", name);
+  check_mxfp4_scales(scales, name);
   const int64_t experts = blocks.shape[0], outputs = blocks.shape[1], groups = blocks.shape[2];
   const int64_t inputs = groups * kMxfp4Block;
   Tensor dense = Tensor::zeros({experts, outputs, inputs});
@@ -50,7 +49,6 @@ Tensor dequantize_mxfp4_experts(const RawTensor& blocks, const RawTensor& scales
       for (int64_t g = 0; g < groups; ++g) {
         const int64_t block = (e * outputs + row) * groups + g;
         const uint8_t scale = scale_bytes[block];
-        if (scale == kNanScale) fail_nan_scale(name, block, outputs, groups);
         const uint8_t* bytes = code_bytes + block * (kMxfp4Block / 2);
         for (int64_t j = 0; j < kMxfp4Block; ++j) {
           const uint8_t code = static_cast<uint8_t>(j % 2 == 0 ? bytes[j / 2] & 15 : bytes[j / 2] >> 4);

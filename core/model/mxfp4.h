@@ -17,7 +17,7 @@ constexpr int64_t kMxfp4Block = 32;  // values sharing one scale
 float mxfp4_value(uint8_t code, uint8_t scale);
 
 // Refuses a scale of 255 (E8M0's NaN) in scales U8 [experts, outputs, inputs / 32], naming `name`
-// and the block: a backend that keeps the 4 bits checks them once on load.
+// and the block. Every load checks: dequantize_mxfp4_experts, and a backend that keeps the 4 bits.
 void check_mxfp4_scales(const RawTensor& scales, const std::string& name);
 
 // The dense fp32 experts [experts, outputs, inputs] (as every linear weight; MoeWeights' layout)
